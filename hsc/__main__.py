@@ -1,0 +1,3 @@
+from hsc.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,253 @@
+"""``python -m hsc``: index, build, query, stats, export, bench.
+
+Progress goes to stderr; ``--json`` output goes to stdout, one object (or
+one object per line for ``--queries`` and ``export``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from hsc.api import Index, default_database
+from hsc.params import Parameters, Settings, describe, load_toml, parse_assignments, split_overrides
+from hsc.pipeline import Progress
+
+
+def _progress_printer(enabled: bool) -> Any:
+    def show(event: Progress) -> None:
+        if not enabled:
+            return
+        # The first, every tenth and the last event of a stage: readable in a log.
+        step = max(1, event.total // 10) if event.total else 1
+        if event.done == event.total or event.done % step == 0 or event.done == 1:
+            total = f"/{event.total}" if event.total else ""
+            print(f"[{event.stage}] {event.done}{total} {event.message}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _configure(args: argparse.Namespace) -> tuple[Parameters, Settings]:
+    values: dict[str, Any] = {}
+    if getattr(args, "config", None):
+        values.update(load_toml(args.config))
+    values.update(parse_assignments(getattr(args, "set", None) or []))
+    return split_overrides(values, Parameters(), Settings())
+
+
+def _open(args: argparse.Namespace, settings: Settings, repository: str | None = None) -> Index:
+    database = Path(args.db) if args.db else default_database(repository)
+    if repository is None and not database.exists():
+        raise SystemExit(f"hsc: no index at {database}; run `python -m hsc index PATH` first or pass --db")
+    return Index.open(database, settings)
+
+
+def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
+    if getattr(args, "repo", None):
+        found = index.repository_id(args.repo)
+        if found is None:
+            raise SystemExit(f"hsc: {args.repo} is not indexed in {index.store.path}")
+        return found
+    return None
+
+
+def command_index(args: argparse.Namespace) -> int:
+    params, settings = _configure(args)
+    with _open(args, settings, repository=args.path) as index:
+        report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
+        summary = {
+            "repository_id": report.repository_id, "root": report.root, "files_seen": report.files_seen,
+            "files_parsed": report.files_parsed, "files_unchanged": report.files_unchanged,
+            "files_skipped": report.files_skipped, "files_failed": report.files_failed,
+            "files_removed": report.files_removed, "leaves": report.leaves,
+            "leaves_embedded": report.leaves_embedded, "leaves_from_cache": report.leaves_from_cache,
+            "seconds": round(report.seconds, 3), "database": str(index.store.path),
+            "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in report.problems],
+        }  # fmt: skip
+        if args.json:
+            print(json.dumps(summary))
+        else:
+            print(
+                f"indexed {report.root}: {report.files_seen} files ({report.files_parsed} parsed, "
+                f"{report.files_unchanged} unchanged, {report.files_skipped} skipped, {report.files_failed} "
+                f"failed, {report.files_removed} removed), {report.leaves} leaves, {report.leaves_embedded} "
+                f"embedded, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s -> {index.store.path}"
+            )
+            for problem in report.problems:
+                print(f"  {problem.status}: {problem.path}: {problem.reason}")
+    return 0
+
+
+def command_build(args: argparse.Namespace) -> int:
+    params, settings = _configure(args)
+    with _open(args, settings) as index:
+        info = index.build(_repository_id(index, args), params, name=args.name,
+                           progress=_progress_printer(not args.quiet))  # fmt: skip
+        if args.json:
+            print(json.dumps(info))
+        else:
+            print(
+                f"hierarchy {info['name']!r} (id {info['id']}): {info['leaf_count']} leaves, "
+                f"{info['group_count']} groups ({info['topic_boundaries']} topic boundaries), "
+                f"{info['document_count']} documents"
+            )
+    return 0
+
+
+def _hierarchy_id(index: Index, args: argparse.Namespace) -> int | None:
+    if not args.hierarchy:
+        return None
+    repository_id = _repository_id(index, args)
+    for row in index.hierarchies(repository_id):
+        if row["name"] == args.hierarchy:
+            return int(row["id"])
+    raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}")
+
+
+def _print_response(response: Any, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(response.to_json()), flush=True)
+        return
+    print(f"query: {response.query}  ({response.mode}, {response.leaves_compared} leaves compared of "
+          f"{response.flat_leaves_compared}, {response.elapsed_ms:.2f} ms)")  # fmt: skip
+    for r in response.results:
+        parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
+        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.scope}{parent}")
+
+
+def command_query(args: argparse.Namespace) -> int:
+    params, settings = _configure(args)
+    with _open(args, settings) as index:
+        repository_id = _repository_id(index, args)
+        hierarchy_id = _hierarchy_id(index, args)
+        if hierarchy_id is None:
+            hierarchy_id = index.default_hierarchy(repository_id)
+        stored = index.hierarchy(hierarchy_id)["parameters"]
+        query_values = {k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k")}
+        query_params = Parameters(**{**stored, **query_values})
+        if args.queries:
+            source = sys.stdin if args.queries == "-" else open(args.queries, encoding="utf-8")
+            with source:
+                texts = [line.strip() for line in source if line.strip()]
+        elif args.text:
+            texts = [args.text]
+        else:
+            raise SystemExit("hsc: give a query text or --queries FILE")
+        for text in texts:
+            response = index.query(text, hierarchy_id=hierarchy_id, params=query_params, flat=args.flat)
+            _print_response(response, args.json)
+    return 0
+
+
+def command_stats(args: argparse.Namespace) -> int:
+    _, settings = _configure(args)
+    with _open(args, settings) as index:
+        stats = index.stats()
+        if args.json:
+            print(json.dumps(stats))
+            return 0
+        print(f"database {stats['database']} ({stats['database_bytes'] / 1e6:.1f} MB), tokenizer "
+              f"{stats['tokenizer']}")  # fmt: skip
+        for name, count in stats["tables"].items():
+            print(f"  {name:<13}{count:>8}")
+        for repository in stats["repositories"]:
+            print(f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves, "
+                  f"files {repository['files']}, model {repository['embedding_model']}")  # fmt: skip
+            for language, entry in sorted(repository["languages"].items()):
+                print(f"  {language:<12}{entry['files']:>5} files {entry['leaves']:>6} leaves")
+            for h in repository["hierarchies"]:
+                print(f"  hierarchy {h['name']!r}: {h['group_count']} groups, {h['document_count']} documents")
+    return 0
+
+
+def command_export(args: argparse.Namespace) -> int:
+    _, settings = _configure(args)
+    with _open(args, settings) as index:
+        repository_id = _repository_id(index, args)
+        for row in index.export(_hierarchy_id(index, args), repository_id):
+            print(json.dumps(row))
+    return 0
+
+
+def command_params(args: argparse.Namespace) -> int:
+    for kind in (Parameters, Settings):
+        print(f"[{kind.__name__.lower()}]")
+        for entry in describe(kind):
+            print(f"  {entry['name']} = {entry['default']!r}  ({entry['type']}, {entry['stage']}): {entry['help']}")
+    return 0
+
+
+def command_bench(args: argparse.Namespace) -> int:
+    from hsc.bench import run_bench
+
+    return run_bench(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name: str, help: str, settable: bool = True) -> argparse.ArgumentParser:
+        command = sub.add_parser(name, help=help, description=help)
+        command.add_argument("--db", help="index database (default: .hsc/index.db in the repository or here)")
+        if settable:
+            command.add_argument("--set", action="append", metavar="NAME=VALUE",
+                                 help="a parameter or setting, e.g. --set similarity_drop_threshold=0.4")  # fmt: skip
+            command.add_argument("--config", metavar="TOML", help="parameters and settings from a TOML file")
+        return command
+
+    index = add("index", "parse, chunk and embed a repository (incremental)")
+    index.add_argument("path")
+    index.add_argument("--json", action="store_true")
+    index.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    index.set_defaults(run=command_index)
+
+    build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")
+    build.add_argument("--name", default="default")
+    build.add_argument("--repo", help="repository path, when the database holds several")
+    build.add_argument("--json", action="store_true")
+    build.add_argument("--quiet", action="store_true")
+    build.set_defaults(run=command_build)
+
+    query = add("query", "two-stage (or --flat) retrieval")
+    query.add_argument("text", nargs="?")
+    query.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
+    query.add_argument("--flat", action="store_true", help="exact search over all leaves (the baseline)")
+    query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
+    query.add_argument("--repo", help="repository path, when the database holds several")
+    query.add_argument("--json", action="store_true")
+    query.set_defaults(run=command_query)
+
+    stats = add("stats", "what the index holds")
+    stats.add_argument("--json", action="store_true")
+    stats.set_defaults(run=command_stats)
+
+    export = add("export", "all nodes of a hierarchy as JSON lines")
+    export.add_argument("--format", choices=["jsonl"], default="jsonl")
+    export.add_argument("--hierarchy")
+    export.add_argument("--repo")
+    export.set_defaults(run=command_export)
+
+    params = sub.add_parser("params", help="list parameters and settings with defaults and help")
+    params.set_defaults(run=command_params)
+
+    bench = sub.add_parser("bench", help="performance figures (see benchmarks/README.md)")
+    bench.add_argument("suite", choices=["perf", "chunk", "embed", "hierarchy", "query"], nargs="?", default="perf")
+    bench.add_argument("--json", action="store_true")
+    bench.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
+    bench.set_defaults(run=command_bench)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "query" and args.queries:
+        args.json = True  # a batch always answers in JSON lines
+    try:
+        return int(args.run(args))
+    except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError) as error:
+        print(f"hsc: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,68 @@
+"""Plain data carried between the pipeline's stages.
+
+Every stage takes and returns these dataclasses; none of them knows about
+SQLite, models or HTTP, so each stage can be tested and reused on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+
+def content_hash(text: str) -> str:
+    """Stable identity of a piece of text (hex SHA-1, 40 characters)."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """The smallest retrievable unit: one AST node, a split piece of one, or
+    several small neighbours merged together.
+
+    Ranges are half-open in bytes (``start_byte <= b < end_byte``) and
+    1-based inclusive in lines, matching what editors show.
+    """
+
+    path: str  # relative to the repository root, forward slashes
+    language: str  # tree-sitter language name, or "markdown" / "text"
+    node_type: str  # AST node type of the (largest) node; "paragraph"/"lines" for fallbacks
+    scope: str  # enclosing scope, e.g. "inventory.pricing.PriceBook.apply_discount"
+    start_byte: int
+    end_byte: int
+    start_line: int
+    end_line: int
+    text: str
+    token_count: int
+    chunker: str = "ast"  # "ast", "paragraph" or "lines": how the leaf was cut
+
+    @property
+    def embedding_text(self) -> str:
+        """What the embedding model sees: the scope name, then the code."""
+        return f"{self.scope}\n{self.text}"
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of the embedded text, so a moved-but-unchanged function and
+        its cached vector are found again."""
+        return content_hash(self.embedding_text)
+
+
+@dataclass(frozen=True)
+class FileReport:
+    """What ingestion did with one file: indexed, skipped (with why), or failed."""
+
+    path: str
+    language: str | None
+    status: str  # "indexed", "skipped" or "error"
+    reason: str = ""  # empty when indexed cleanly; a warning such as syntax errors otherwise
+    size: int = 0
+    content_hash: str = ""
+
+
+@dataclass
+class ParsedFile:
+    """A file turned into leaves, in document order."""
+
+    report: FileReport
+    leaves: list[Leaf] = field(default_factory=list)

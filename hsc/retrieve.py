@@ -1,0 +1,137 @@
+"""Stage 5: two-stage retrieval, and the flat search it is measured against.
+
+Stage 1 asks an HNSW index (hnswlib, inner product on normalised vectors =
+cosine) for the ``mid_level_top_k`` nearest groups. Stage 2 scores only the
+leaves of those groups, exactly, and keeps ``leaf_level_top_k``. Groups are
+contiguous runs of the leaf matrix, so stage 2 reads slices, not a gather
+over the whole table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GroupHit:
+    ordinal: int  # group ordinal in the hierarchy plan
+    score: float
+
+
+@dataclass(frozen=True)
+class LeafHit:
+    row: int  # row in the leaf table
+    score: float
+    group: int  # ordinal of the parent group, -1 for the flat search
+    group_score: float  # the parent's stage-1 score (NaN for the flat search)
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    groups: list[GroupHit]
+    leaves: list[LeafHit]
+    leaves_compared: int
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` highest scores, highest first (ties by index)."""
+    k = min(k, len(scores))
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    if k < len(scores):
+        candidates = np.argpartition(-scores, k - 1)[:k]
+    else:
+        candidates = np.arange(len(scores))
+    return candidates[np.lexsort((candidates, -scores[candidates]))]
+
+
+class MidLevelIndex:
+    """HNSW over the mid-level group vectors; labels are group ordinals."""
+
+    def __init__(self, index: hnswlib.Index, count: int) -> None:
+        self._index = index
+        self.count = count
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, ef_construction: int = 200, m: int = 16, seed: int = 7) -> MidLevelIndex:
+        count, dim = vectors.shape
+        index = hnswlib.Index(space="ip", dim=dim)
+        index.init_index(max_elements=max(count, 1), ef_construction=ef_construction, M=m, random_seed=seed)
+        if count:
+            index.add_items(np.ascontiguousarray(vectors, dtype=np.float32), np.arange(count))
+        return cls(index, count)
+
+    @classmethod
+    def load(cls, path: Path, dim: int, count: int) -> MidLevelIndex | None:
+        """The saved index, or None when it is missing or does not match."""
+        if not path.exists():
+            return None
+        index = hnswlib.Index(space="ip", dim=dim)
+        try:
+            index.load_index(str(path), max_elements=max(count, 1))
+        except RuntimeError:
+            return None
+        if index.get_current_count() != count:
+            return None
+        return cls(index, count)
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(".tmp")
+        self._index.save_index(str(temporary))
+        temporary.replace(path)  # never leave a half-written index behind
+
+    def search(self, query: np.ndarray, k: int) -> list[GroupHit]:
+        k = min(k, self.count)
+        if k <= 0:
+            return []
+        # ef must be >= k; a margin above k buys recall at little cost.
+        self._index.set_ef(max(64, 2 * k))
+        labels, distances = self._index.knn_query(query.reshape(1, -1).astype(np.float32), k=k)
+        # hnswlib's "ip" distance is 1 - dot product.
+        return [GroupHit(int(label), float(1.0 - d)) for label, d in zip(labels[0], distances[0])]
+
+
+class TwoStageRetriever:
+    def __init__(
+        self,
+        leaf_vectors: np.ndarray,
+        group_starts: np.ndarray,
+        group_ends: np.ndarray,
+        mid_index: MidLevelIndex,
+    ) -> None:
+        self.leaf_vectors = leaf_vectors
+        self.group_starts = group_starts
+        self.group_ends = group_ends
+        self.mid_index = mid_index
+
+    def search(self, query: np.ndarray, mid_level_top_k: int, leaf_level_top_k: int) -> Retrieval:
+        groups = self.mid_index.search(query, mid_level_top_k)
+        if not groups:
+            return Retrieval([], [], 0)
+        rows = np.concatenate(
+            [np.arange(self.group_starts[g.ordinal], self.group_ends[g.ordinal]) for g in groups]
+        )
+        owner = np.concatenate(
+            [np.full(self.group_ends[g.ordinal] - self.group_starts[g.ordinal], i) for i, g in enumerate(groups)]
+        )
+        scores = self.leaf_vectors[rows] @ query
+        best = top_k(scores, leaf_level_top_k)
+        leaves = [
+            LeafHit(int(rows[i]), float(scores[i]), groups[owner[i]].ordinal, groups[owner[i]].score)
+            for i in best
+        ]
+        return Retrieval(groups, leaves, int(len(rows)))
+
+
+def flat_search(leaf_vectors: np.ndarray, query: np.ndarray, k: int) -> Retrieval:
+    """Exact cosine over every leaf: the baseline two-stage retrieval is judged by."""
+    if len(leaf_vectors) == 0:
+        return Retrieval([], [], 0)
+    scores = leaf_vectors @ query
+    leaves = [LeafHit(int(i), float(scores[i]), -1, float("nan")) for i in top_k(scores, k)]
+    return Retrieval([], leaves, int(len(leaf_vectors)))

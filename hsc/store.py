@@ -1,0 +1,522 @@
+"""The SQLite file that holds everything: one per index, WAL mode.
+
+All SQL lives here. Each file's ingestion is written in one transaction, and
+embeddings are committed before the leaves that use them, so a run killed
+at any moment leaves a database that the next run simply continues.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import sqlite_utils
+
+from hsc.hierarchy import LeafTable
+from hsc.model import FileReport, Leaf
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS repositories (
+    id INTEGER PRIMARY KEY,
+    root TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    embedding_model TEXT,
+    tokenizer TEXT,
+    chunk_key TEXT,
+    parameters TEXT,
+    indexed_at REAL
+);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    language TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL DEFAULT 0,
+    content_hash TEXT NOT NULL DEFAULT '',
+    chunk_key TEXT NOT NULL DEFAULT '',
+    embedding_model TEXT NOT NULL DEFAULT '',
+    leaf_count INTEGER NOT NULL DEFAULT 0,
+    indexed_at REAL,
+    UNIQUE (repository_id, path)
+);
+CREATE TABLE IF NOT EXISTS leaves (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    node_type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    start_byte INTEGER NOT NULL,
+    end_byte INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    chunker TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leaves_by_file ON leaves (file_id, ordinal);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, content_hash)
+);
+CREATE TABLE IF NOT EXISTS hierarchies (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    embedding_model TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    leaf_count INTEGER NOT NULL,
+    group_count INTEGER NOT NULL,
+    document_count INTEGER NOT NULL,
+    topic_boundaries INTEGER NOT NULL,
+    UNIQUE (repository_id, name)
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY,
+    hierarchy_id INTEGER NOT NULL REFERENCES hierarchies(id) ON DELETE CASCADE,
+    level TEXT NOT NULL CHECK (level IN ('mid', 'top')),
+    ordinal INTEGER NOT NULL,
+    file_id INTEGER NOT NULL,
+    parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    leaf_count INTEGER NOT NULL,
+    summariser TEXT,
+    summary_model TEXT,
+    summary_hash TEXT
+);
+CREATE INDEX IF NOT EXISTS nodes_by_hierarchy ON nodes (hierarchy_id, level, ordinal);
+CREATE INDEX IF NOT EXISTS nodes_by_parent ON nodes (parent_id);
+CREATE TABLE IF NOT EXISTS memberships (
+    hierarchy_id INTEGER NOT NULL REFERENCES hierarchies(id) ON DELETE CASCADE,
+    leaf_id INTEGER NOT NULL,
+    node_id INTEGER NOT NULL,
+    PRIMARY KEY (hierarchy_id, leaf_id)
+);
+CREATE INDEX IF NOT EXISTS memberships_by_node ON memberships (node_id);
+CREATE TABLE IF NOT EXISTS summaries (
+    summariser TEXT NOT NULL,
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    PRIMARY KEY (summariser, model, content_hash)
+);
+CREATE TABLE IF NOT EXISTS queries (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER REFERENCES repositories(id) ON DELETE CASCADE,
+    hierarchy_id INTEGER,
+    text TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    leaves_compared INTEGER NOT NULL,
+    elapsed_ms REAL NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS query_results (
+    query_id INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    stage TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    node_id TEXT NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (query_id, stage, rank)
+);
+"""
+
+LEAF_COLUMNS = (
+    ["node_type", "scope", "start_byte", "end_byte", "start_line", "end_line", "token_count", "content_hash", "chunker", "text"]
+)
+
+
+def vector_to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+class Store:
+    """Typed access to the index database; the only module that speaks SQL."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # isolation_level=None: we open transactions ourselves, explicitly.
+        self.conn = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.db = sqlite_utils.Database(self.conn)
+        self.conn.executescript(SCHEMA)
+        self.conn.execute(
+            "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        return [dict(row) for row in self.conn.execute(sql, tuple(params))]
+
+    def row(self, sql: str, params: Iterable[Any] = ()) -> dict[str, Any] | None:
+        found = self.conn.execute(sql, tuple(params)).fetchone()
+        return dict(found) if found else None
+
+    # -- repositories and files -------------------------------------------------
+
+    def upsert_repository(self, root: str, name: str) -> int:
+        existing = self.row("SELECT id FROM repositories WHERE root = ?", (root,))
+        if existing:
+            return int(existing["id"])
+        cursor = self.conn.execute("INSERT INTO repositories (root, name) VALUES (?, ?)", (root, name))
+        return int(cursor.lastrowid or 0)
+
+    def update_repository(self, repository_id: int, **values: Any) -> None:
+        self.db["repositories"].update(repository_id, values)
+
+    def repositories(self) -> list[dict[str, Any]]:
+        return self.rows(
+            """SELECT r.*, (SELECT COUNT(*) FROM files f WHERE f.repository_id = r.id) AS file_count,
+                      (SELECT COUNT(*) FROM leaves l JOIN files f ON f.id = l.file_id
+                        WHERE f.repository_id = r.id) AS leaf_count
+               FROM repositories r ORDER BY r.name, r.id"""
+        )
+
+    def repository(self, repository_id: int) -> dict[str, Any] | None:
+        return self.row("SELECT * FROM repositories WHERE id = ?", (repository_id,))
+
+    def file_states(self, repository_id: int) -> dict[str, dict[str, Any]]:
+        return {
+            row["path"]: row
+            for row in self.rows(
+                "SELECT id, path, status, content_hash, chunk_key, embedding_model FROM files "
+                "WHERE repository_id = ?",
+                (repository_id,),
+            )
+        }
+
+    def files(self, repository_id: int) -> list[dict[str, Any]]:
+        return self.rows("SELECT * FROM files WHERE repository_id = ? ORDER BY path", (repository_id,))
+
+    def replace_file(
+        self, repository_id: int, report: FileReport, leaves: list[Leaf], chunk_key: str, model: str
+    ) -> None:
+        """Write one file and its leaves atomically, replacing what was there."""
+        with self.transaction():
+            self.conn.execute(
+                """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
+                                      chunk_key, embedding_model, leaf_count, indexed_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (repository_id, path) DO UPDATE SET
+                     language = excluded.language, status = excluded.status, reason = excluded.reason,
+                     size = excluded.size, content_hash = excluded.content_hash,
+                     chunk_key = excluded.chunk_key, embedding_model = excluded.embedding_model,
+                     leaf_count = excluded.leaf_count, indexed_at = excluded.indexed_at""",
+                (
+                    repository_id, report.path, report.language, report.status, report.reason, report.size,
+                    report.content_hash, chunk_key, model, len(leaves), time.time(),
+                ),
+            )  # fmt: skip
+            file_id = self.row(
+                "SELECT id FROM files WHERE repository_id = ? AND path = ?", (repository_id, report.path)
+            )["id"]  # type: ignore[index]
+            self.conn.execute("DELETE FROM leaves WHERE file_id = ?", (file_id,))
+            self.conn.executemany(
+                f"INSERT INTO leaves (file_id, ordinal, {', '.join(LEAF_COLUMNS)}) "
+                f"VALUES (?, ?, {', '.join('?' * len(LEAF_COLUMNS))})",
+                [
+                    (file_id, ordinal, *(getattr(leaf, c) for c in LEAF_COLUMNS[:-3]),
+                     leaf.content_hash, leaf.chunker, leaf.text)
+                    for ordinal, leaf in enumerate(leaves)
+                ],
+            )  # fmt: skip
+
+    def delete_files(self, repository_id: int, paths: Iterable[str]) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "DELETE FROM files WHERE repository_id = ? AND path = ?",
+                [(repository_id, path) for path in paths],
+            )
+
+    # -- embeddings ---------------------------------------------------------------
+
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(wanted), 500):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})",
+                (model, *chunk),
+            ):
+                found[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        return found
+
+    def save_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) VALUES (?, ?, ?, ?)",
+                [(model, h, int(v.shape[0]), vector_to_blob(v)) for h, v in vectors.items()],
+            )
+
+    # -- leaves -------------------------------------------------------------------
+
+    def leaf_rows(self, repository_id: int, with_text: bool = True) -> list[dict[str, Any]]:
+        text = ", l.text" if with_text else ""
+        return self.rows(
+            f"""SELECT l.id, f.path, f.language, l.ordinal, l.node_type, l.scope, l.start_byte, l.end_byte,
+                       l.start_line, l.end_line, l.token_count, l.content_hash, l.chunker{text}
+                FROM leaves l JOIN files f ON f.id = l.file_id
+                WHERE f.repository_id = ? ORDER BY f.path, l.ordinal""",
+            (repository_id,),
+        )
+
+    def leaf(self, leaf_id: int) -> dict[str, Any] | None:
+        return self.row(
+            """SELECT l.*, f.path, f.language, f.repository_id FROM leaves l JOIN files f ON f.id = l.file_id
+               WHERE l.id = ?""",
+            (leaf_id,),
+        )
+
+    def leaves_by_id(self, leaf_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = list(leaf_ids)
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.rows(
+                f"""SELECT l.*, f.path, f.language FROM leaves l JOIN files f ON f.id = l.file_id
+                    WHERE l.id IN ({marks})""",
+                chunk,
+            ):
+                found[int(row["id"])] = row
+        return found
+
+    def leaf_table(self, repository_id: int, model: str) -> LeafTable:
+        """All leaves of a repository with their vectors, in document order.
+
+        A leaf whose vector is missing (only possible mid-run) is left out, so
+        the table is always consistent."""
+        rows = self.conn.execute(
+            """SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
+               FROM leaves l JOIN files f ON f.id = l.file_id
+               JOIN embeddings e ON e.model = ? AND e.content_hash = l.content_hash
+               WHERE f.repository_id = ? ORDER BY f.path, l.ordinal""",
+            (model, repository_id),
+        ).fetchall()
+        paths: list[str] = []
+        file_index = np.empty(len(rows), dtype=np.int32)
+        for i, row in enumerate(rows):
+            if not paths or paths[-1] != row[1]:
+                paths.append(row[1])
+            file_index[i] = len(paths) - 1
+        if rows:
+            vectors = np.frombuffer(b"".join(row[6] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        else:
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        return LeafTable(
+            leaf_ids=np.array([row[0] for row in rows], dtype=np.int64),
+            file_index=file_index,
+            paths=paths,
+            scopes=[row[2] for row in rows],
+            start_lines=np.array([row[3] for row in rows], dtype=np.int32),
+            end_lines=np.array([row[4] for row in rows], dtype=np.int32),
+            token_counts=np.array([row[5] for row in rows], dtype=np.int32),
+            vectors=vectors,
+        )
+
+    # -- summaries ----------------------------------------------------------------
+
+    def summary(self, summariser: str, model: str, content_hash: str) -> dict[str, Any] | None:
+        return self.row(
+            "SELECT * FROM summaries WHERE summariser = ? AND model = ? AND content_hash = ?",
+            (summariser, model, content_hash),
+        )
+
+    def save_summary(self, summariser: str, model: str, content_hash: str, text: str, note: str = "") -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO summaries (summariser, model, content_hash, text, note, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (summariser, model, content_hash, text, note, time.time()),
+        )
+
+    # -- hierarchies --------------------------------------------------------------
+
+    def save_hierarchy(
+        self,
+        repository_id: int,
+        name: str,
+        parameters: dict[str, Any],
+        model: str,
+        counts: dict[str, int],
+        mid_rows: list[dict[str, Any]],
+        top_rows: list[dict[str, Any]],
+        memberships: list[tuple[int, int]],
+    ) -> int:
+        """Replace the hierarchy called ``name``. ``mid_rows[i]["parent"]`` is the
+        index of its top row; ``memberships`` pairs (leaf id, mid row index).
+        A fresh id each time, so anything keyed by id (the HNSW file) is new."""
+        with self.transaction():
+            self.conn.execute(
+                "DELETE FROM hierarchies WHERE repository_id = ? AND name = ?", (repository_id, name)
+            )
+            hierarchy_id = int(
+                self.conn.execute(
+                    """INSERT INTO hierarchies (repository_id, name, parameters, embedding_model, created_at,
+                           leaf_count, group_count, document_count, topic_boundaries)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (repository_id, name, json.dumps(parameters), model, time.time(), counts["leaves"],
+                     counts["groups"], counts["documents"], counts["topic_boundaries"]),
+                ).lastrowid or 0
+            )  # fmt: skip
+            node_columns = (
+                ["file_id", "start_line", "end_line", "token_count", "leaf_count", "summariser", "summary_model", "summary_hash"]
+            )
+            insert = (
+                f"INSERT INTO nodes (hierarchy_id, level, ordinal, parent_id, {', '.join(node_columns)}) "
+                f"VALUES (?, ?, ?, ?, {', '.join('?' * len(node_columns))})"
+            )
+            top_ids = []
+            for ordinal, top in enumerate(top_rows):
+                values = (hierarchy_id, "top", ordinal, None, *(top.get(c) for c in node_columns))
+                top_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
+            mid_ids = []
+            for ordinal, mid in enumerate(mid_rows):
+                values = (hierarchy_id, "mid", ordinal, top_ids[mid["parent"]], *(mid.get(c) for c in node_columns))
+                mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
+            self.conn.executemany(
+                "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
+                [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
+            )
+        return hierarchy_id
+
+    def hierarchies(self, repository_id: int) -> list[dict[str, Any]]:
+        return self.rows(
+            "SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,)
+        )
+
+    def hierarchy(self, hierarchy_id: int) -> dict[str, Any] | None:
+        return self.row("SELECT * FROM hierarchies WHERE id = ?", (hierarchy_id,))
+
+    def hierarchy_by_name(self, repository_id: int, name: str) -> dict[str, Any] | None:
+        return self.row(
+            "SELECT * FROM hierarchies WHERE repository_id = ? AND name = ?", (repository_id, name)
+        )
+
+    def delete_hierarchy(self, hierarchy_id: int) -> None:
+        with self.transaction():
+            self.conn.execute("DELETE FROM hierarchies WHERE id = ?", (hierarchy_id,))
+
+    NODE_SELECT = """SELECT n.*, f.path, f.language, s.text AS summary, s.note AS summary_note
+                     FROM nodes n JOIN files f ON f.id = n.file_id
+                     LEFT JOIN summaries s ON s.summariser = n.summariser AND s.model = n.summary_model
+                          AND s.content_hash = n.summary_hash"""
+
+    def nodes(self, hierarchy_id: int, level: str) -> list[dict[str, Any]]:
+        return self.rows(
+            f"{self.NODE_SELECT} WHERE n.hierarchy_id = ? AND n.level = ? ORDER BY n.ordinal",
+            (hierarchy_id, level),
+        )
+
+    def node(self, node_id: int) -> dict[str, Any] | None:
+        return self.row(f"{self.NODE_SELECT} WHERE n.id = ?", (node_id,))
+
+    def child_nodes(self, node_id: int) -> list[dict[str, Any]]:
+        return self.rows(f"{self.NODE_SELECT} WHERE n.parent_id = ? ORDER BY n.ordinal", (node_id,))
+
+    def member_leaf_ids(self, node_id: int) -> list[int]:
+        return [
+            int(row[0])
+            for row in self.conn.execute(
+                """SELECT m.leaf_id FROM memberships m JOIN leaves l ON l.id = m.leaf_id
+                   JOIN files f ON f.id = l.file_id WHERE m.node_id = ? ORDER BY f.path, l.ordinal""",
+                (node_id,),
+            )
+        ]
+
+    def memberships(self, hierarchy_id: int) -> dict[int, int]:
+        """leaf id -> mid node id."""
+        return {
+            int(leaf): int(node)
+            for leaf, node in self.conn.execute(
+                "SELECT leaf_id, node_id FROM memberships WHERE hierarchy_id = ?", (hierarchy_id,)
+            )
+        }
+
+    def parent_of_leaf(self, hierarchy_id: int, leaf_id: int) -> int | None:
+        found = self.row(
+            "SELECT node_id FROM memberships WHERE hierarchy_id = ? AND leaf_id = ?", (hierarchy_id, leaf_id)
+        )
+        return int(found["node_id"]) if found else None
+
+    # -- queries --------------------------------------------------------------------
+
+    def save_query(
+        self,
+        repository_id: int,
+        hierarchy_id: int | None,
+        text: str,
+        mode: str,
+        parameters: dict[str, Any],
+        leaves_compared: int,
+        elapsed_ms: float,
+        results: list[tuple[str, int, str, float]],
+    ) -> int:
+        """``results`` are (stage, rank, node id, score)."""
+        with self.transaction():
+            query_id = int(
+                self.conn.execute(
+                    """INSERT INTO queries (repository_id, hierarchy_id, text, mode, parameters,
+                           leaves_compared, elapsed_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
+                    (repository_id, hierarchy_id, text, mode, json.dumps(parameters), leaves_compared,
+                     elapsed_ms, time.time()),
+                ).lastrowid or 0
+            )  # fmt: skip
+            self.conn.executemany(
+                "INSERT INTO query_results (query_id, stage, rank, node_id, score) VALUES (?, ?, ?, ?, ?)",
+                [(query_id, *result) for result in results],
+            )
+        return query_id
+
+    def queries(self, repository_id: int, limit: int = 50) -> list[dict[str, Any]]:
+        return self.rows(
+            "SELECT * FROM queries WHERE repository_id = ? ORDER BY id DESC LIMIT ?", (repository_id, limit)
+        )
+
+    def query_results(self, query_id: int) -> list[dict[str, Any]]:
+        return self.rows(
+            "SELECT * FROM query_results WHERE query_id = ? ORDER BY stage, rank", (query_id,)
+        )
+
+    # -- statistics ---------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        tables = ["repositories", "files", "leaves", "embeddings", "hierarchies", "nodes", "summaries", "queries"]
+        return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in tables}

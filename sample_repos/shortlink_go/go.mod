@@ -1,0 +1,3 @@
+module example.com/shortlink
+
+go 1.22
