@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -235,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     params.set_defaults(run=command_params)
 
     bench = sub.add_parser("bench", help="performance figures (see benchmarks/README.md)")
-    bench.add_argument("suite", choices=["perf", "chunk", "embed", "hierarchy", "query"], nargs="?", default="perf")
+    bench.add_argument("suite", choices=["perf", "chunk", "embed", "hierarchy", "query", "quality"], nargs="?", default="perf")
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
     bench.set_defaults(run=command_bench)
@@ -251,3 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError) as error:
         print(f"hsc: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (e.g. `head`) has gone; stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -65,7 +65,9 @@ class SentenceTransformerEmbedder:
                 "machine must be downloaded once with network access, or given as a local folder."
             ) from error
         self.name = name
-        self.dimension = int(self._model.get_sentence_embedding_dimension())
+        # Renamed in sentence-transformers 6; keep working with older releases too.
+        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dimension = int(dimension())
         self.max_seq_length = int(self._model.max_seq_length)
 
     def embed(

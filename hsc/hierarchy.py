@@ -166,6 +166,7 @@ def plan_hierarchy(table: LeafTable, parameters: Parameters) -> HierarchyPlan:
         table.file_index,
         parameters.similarity_drop_threshold,
         parameters.smoothing_window_size,
+        parameters.boundary_rule,
     )
     n = len(table)
     if n == 0:

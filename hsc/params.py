@@ -34,18 +34,25 @@ class Parameters:
     )
     embedding_batch_size: int = _p(32, "Leaves sent to the embedding model at once.", "embed")
     similarity_drop_threshold: float = _p(
-        0.45,
+        0.5,
         "A boundary falls between two adjacent leaves wherever the smoothed cosine similarity is below this.",
         "hierarchy",
     )
     smoothing_window_size: int = _p(
-        2, "Width of the moving average over adjacent similarities (1 = no smoothing).", "hierarchy"
+        3, "Width of the moving average over adjacent similarities (1 = no smoothing).", "hierarchy"
     )
     maximum_merged_chunk_token_length: int = _p(
         768, "A mid-level group longer than this gets a summary instead of its full text.", "hierarchy"
     )
     mid_level_top_k: int = _p(5, "Stage 1 keeps this many mid-level groups.", "query")
     leaf_level_top_k: int = _p(10, "Stage 2 keeps this many leaves from those groups.", "query")
+    # hsc's one addition to the seed's eight (see hsc.segment.valley_boundaries).
+    boundary_rule: str = _p(
+        "valley",
+        "'valley': one boundary per run of below-threshold pairs, at its lowest raw similarity; "
+        "'threshold': the seed's rule, every pair below the threshold is a boundary.",
+        "hierarchy",
+    )
 
     def __post_init__(self) -> None:
         problems = []
@@ -63,6 +70,8 @@ class Parameters:
             problems.append("maximum_merged_chunk_token_length must be >= 1")
         if self.mid_level_top_k < 1 or self.leaf_level_top_k < 1:
             problems.append("mid_level_top_k and leaf_level_top_k must be >= 1")
+        if self.boundary_rule not in ("valley", "threshold"):
+            problems.append("boundary_rule must be 'valley' or 'threshold'")
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -69,12 +69,50 @@ def smooth(similarities: np.ndarray, window: int) -> np.ndarray:
     return smoothed
 
 
+def valley_boundaries(similarities: np.ndarray, smoothed: np.ndarray, threshold: float) -> np.ndarray:
+    """One boundary per run of consecutive below-threshold pairs, at the run's
+    lowest raw similarity.
+
+    Smoothing spreads one sharp drop over its neighbours, so the plain rule
+    cuts two or three times around a single topic change and leaves one-leaf
+    groups behind; here the smoothed curve says *that* the topic changes and
+    the raw one says *where*.
+    """
+    below = ~np.isnan(smoothed) & (smoothed < threshold)
+    boundaries = np.isnan(smoothed).copy()
+    if not below.any():
+        return boundaries
+    # A run ends at a file edge too, since edge pairs are never "below".
+    edges = np.diff(np.concatenate(([0], below.astype(np.int8), [0])))
+    run_starts, run_ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    for start, end in zip(run_starts.tolist(), run_ends.tolist()):
+        boundaries[start + int(np.argmin(similarities[start:end]))] = True
+    return boundaries
+
+
+BOUNDARY_RULES = ("valley", "threshold")
+
+
 def segment(
-    vectors: np.ndarray, file_index: np.ndarray, similarity_drop_threshold: float, smoothing_window_size: int
+    vectors: np.ndarray,
+    file_index: np.ndarray,
+    similarity_drop_threshold: float,
+    smoothing_window_size: int,
+    boundary_rule: str = "valley",
 ) -> Segmentation:
-    """Boundary wherever the smoothed similarity falls below the threshold,
-    and at every file edge."""
+    """Boundaries where the smoothed similarity falls below the threshold, and
+    at every file edge.
+
+    ``boundary_rule="threshold"`` is the seed's rule: every pair below the
+    threshold is a boundary. ``"valley"`` (the default) keeps one boundary per
+    below-threshold run, at its deepest point; see :func:`valley_boundaries`.
+    """
     similarities = adjacent_similarities(vectors, file_index)
     smoothed = smooth(similarities, smoothing_window_size)
-    boundaries = np.isnan(smoothed) | (smoothed < similarity_drop_threshold)
+    if boundary_rule == "threshold":
+        boundaries = np.isnan(smoothed) | (smoothed < similarity_drop_threshold)
+    elif boundary_rule == "valley":
+        boundaries = valley_boundaries(similarities, smoothed, similarity_drop_threshold)
+    else:
+        raise ValueError(f"boundary_rule must be one of {BOUNDARY_RULES}, got {boundary_rule!r}")
     return Segmentation(similarities, smoothed, boundaries)

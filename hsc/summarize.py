@@ -15,6 +15,7 @@ long and is embedded and shown in the same places as that text.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -158,169 +159,261 @@ LANGUAGE_NAMES = {
     "scala": "Scala",
     "markdown": "Markdown",
     "text": "plain text",
+    "bash": "Bash",
 }
 
-_JS_FAMILY = {"javascript", "typescript", "tsx", "jsx"}
-_JAVA_FAMILY = {"java", "c_sharp", "kotlin", "scala"}
-_C_FAMILY = {"c", "cpp"}
-_HASH_COMMENT_LANGUAGES = {"python", "ruby", "bash", "perl", "r", "yaml", "toml", "elixir", "julia", "nim"}
-_PROSE_LANGUAGES = {"markdown", "text", "rst", "org"}
+# Language names are tree-sitter's; each maps to the family of regular expressions that reads it.
+_FAMILIES = {
+    "python": "python",
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "jsx": "js",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+    "c_sharp": "java",
+    "kotlin": "java",
+    "scala": "java",
+    "c": "c",
+    "cpp": "c",
+    "ruby": "ruby",
+    "bash": "shell",
+    "sh": "shell",
+    "markdown": "prose",
+    "text": "prose",
+    "rst": "prose",
+    "org": "prose",
+}
 
-# Kinds in the order the header lists them; the plural is the kind plus "s" unless given here.
+# Kinds in the order the header lists them; the plural adds "s" unless given here.
 _KIND_ORDER = [
-    "function", "method", "class", "struct", "interface", "trait", "enum", "type", "impl",
-    "module", "namespace", "macro", "section", "paragraph",
+    "function",
+    "method",
+    "class",
+    "struct",
+    "interface",
+    "trait",
+    "enum",
+    "type",
+    "impl",
+    "module",
+    "namespace",
+    "macro",
+    "section",
+    "paragraph",
 ]
 _PLURALS = {"class": "classes"}
 _CONTAINER_KINDS = {"class", "struct", "interface", "trait", "enum", "impl", "module", "namespace"}
 
-_Pattern = tuple["re.Pattern[str]", str]
+_Patterns = list[tuple[re.Pattern[str], str]]
 
 
-def _patterns(*pairs: tuple[str, str]) -> list[_Pattern]:
+def _patterns(*pairs: tuple[str, str]) -> _Patterns:
     return [(re.compile(regex), kind) for regex, kind in pairs]
 
 
-_PYTHON = _patterns(
-    (r"^\s*(?:async\s+)?def\s+(?P<name>\w+)", "function"),
-    (r"^\s*class\s+(?P<name>\w+)", "class"),
-)
-_JS = _patterns(
-    (r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)", "function"),
-    (r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)", "class"),
-    (r"^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)", "interface"),
-    (r"^\s*(?:export\s+)?(?:declare\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=", "type"),
-    (r"^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)", "enum"),
-    # Arrow functions and function expressions bound to a name.
-    (
-        r"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?"
-        r"(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)",
-        "function",
-    ),
-)
-# Methods are recognised only directly inside a class, where a call statement cannot look like one.
-_JS_METHOD = re.compile(
-    r"^\s+(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*"
-    r"(?P<name>#?[\w$]+)\s*(?:<[^>]*>)?\s*\([^)]*\)\s*(?::\s*[^={;]+)?\{\s*$"
-)
-_GO = _patterns(
-    (r"^func\s+\([^)]*\)\s*(?P<name>\w+)", "method"),
-    (r"^func\s+(?P<name>\w+)", "function"),
-    (r"^type\s+(?P<name>\w+)(?:\[[^\]]*\])?\s+struct\b", "struct"),
-    (r"^type\s+(?P<name>\w+)(?:\[[^\]]*\])?\s+interface\b", "interface"),
-    (r"^type\s+(?P<name>\w+)\b", "type"),
-)
-_RUST_VIS = r"(?:pub(?:\([^)]*\))?\s+)?"
-_RUST = _patterns(
-    (
-        rf"^\s*{_RUST_VIS}(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+\"[^\"]*\"\s+)?"
-        r"fn\s+(?P<name>\w+)",
-        "function",
-    ),
-    (rf"^\s*{_RUST_VIS}struct\s+(?P<name>\w+)", "struct"),
-    (rf"^\s*{_RUST_VIS}enum\s+(?P<name>\w+)", "enum"),
-    (rf"^\s*{_RUST_VIS}(?:unsafe\s+)?trait\s+(?P<name>\w+)", "trait"),
-    (rf"^\s*{_RUST_VIS}type\s+(?P<name>\w+)", "type"),
-    (rf"^\s*{_RUST_VIS}mod\s+(?P<name>\w+)", "module"),
-    (r"^\s*(?:unsafe\s+)?impl\b(?:\s*<[^>]*>)?\s+(?P<name>[^{]+?)\s*(?:\{.*)?$", "impl"),
-    (r"^\s*macro_rules!\s*(?P<name>\w+)", "macro"),
-)
+_RUST_VISIBILITY = r"(?:pub(?:\([^)]*\))?\s+)?"
 _JAVA_MODIFIERS = (
     r"(?:(?:public|private|protected|internal|abstract|final|static|sealed|non-sealed|open|data|partial|"
     r"override|virtual|synchronized|native|default|async|unsafe|extern|new|suspend|inline|strictfp)\s+)*"
 )
-_JAVA = _patterns(
-    (
-        rf"^\s*(?:@\w+\s+)*{_JAVA_MODIFIERS}(?P<kind>class|interface|enum|record|struct|object|trait)\s+"
-        r"(?P<name>\w+)",
-        "class",
+
+_DEFINITION_PATTERNS: dict[str, _Patterns] = {
+    "python": _patterns(
+        (r"^\s*(?:async\s+)?def\s+(?P<name>\w+)", "function"),
+        (r"^\s*class\s+(?P<name>\w+)", "class"),
     ),
-    (rf"^\s*{_JAVA_MODIFIERS}fun\s+(?:<[^>]+>\s*)?(?:[\w.]+\.)?(?P<name>\w+)", "function"),
-    (rf"^\s*{_JAVA_MODIFIERS}def\s+(?P<name>\w+)", "function"),
+    "js": _patterns(
+        (r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*(?P<name>[\w$]+)", "function"),
+        (r"^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?class\s+(?P<name>[\w$]+)", "class"),
+        (r"^\s*(?:export\s+)?(?:declare\s+)?interface\s+(?P<name>[\w$]+)", "interface"),
+        (r"^\s*(?:export\s+)?(?:declare\s+)?type\s+(?P<name>[\w$]+)\s*(?:<[^=]*>)?\s*=", "type"),
+        (r"^\s*(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+(?P<name>[\w$]+)", "enum"),
+        # Arrow functions and function expressions bound to a name.
+        (
+            r"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?"
+            r"(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)",
+            "function",
+        ),
+    ),
+    "go": _patterns(
+        (r"^func\s+\([^)]*\)\s*(?P<name>\w+)", "method"),
+        (r"^func\s+(?P<name>\w+)", "function"),
+        (r"^type\s+(?P<name>\w+)(?:\[[^\]]*\])?\s+struct\b", "struct"),
+        (r"^type\s+(?P<name>\w+)(?:\[[^\]]*\])?\s+interface\b", "interface"),
+        (r"^type\s+(?P<name>\w+)\b", "type"),
+    ),
+    "rust": _patterns(
+        (
+            rf"^\s*{_RUST_VISIBILITY}(?:default\s+)?(?:const\s+)?(?:async\s+)?(?:unsafe\s+)?"
+            r"(?:extern\s+\"[^\"]*\"\s+)?fn\s+(?P<name>\w+)",
+            "function",
+        ),
+        (rf"^\s*{_RUST_VISIBILITY}struct\s+(?P<name>\w+)", "struct"),
+        (rf"^\s*{_RUST_VISIBILITY}enum\s+(?P<name>\w+)", "enum"),
+        (rf"^\s*{_RUST_VISIBILITY}(?:unsafe\s+)?trait\s+(?P<name>\w+)", "trait"),
+        (rf"^\s*{_RUST_VISIBILITY}type\s+(?P<name>\w+)", "type"),
+        (rf"^\s*{_RUST_VISIBILITY}mod\s+(?P<name>\w+)", "module"),
+        (r"^\s*(?:unsafe\s+)?impl\b(?:\s*<[^>]*>)?\s+(?P<name>[^{]+?)\s*(?:\{.*)?$", "impl"),
+        (r"^\s*macro_rules!\s*(?P<name>\w+)", "macro"),
+    ),
+    "java": _patterns(
+        (
+            rf"^\s*(?:@\w+\s+)*{_JAVA_MODIFIERS}(?P<kind>class|interface|enum|record|struct|object|trait)\s+"
+            r"(?P<name>\w+)",
+            "class",
+        ),
+        (rf"^\s*{_JAVA_MODIFIERS}fun\s+(?:<[^>]+>\s*)?(?:[\w.]+\.)?(?P<name>\w+)", "function"),
+        (rf"^\s*{_JAVA_MODIFIERS}def\s+(?P<name>\w+)", "function"),
+    ),
+    "c": _patterns(
+        (
+            r"^\s*(?:typedef\s+)?(?:template\s*<[^>]*>\s*)?(?P<kind>struct|union|enum|class)\s+"
+            r"(?:[A-Z_]+\s+)?(?P<name>\w+)\s*(?:final\s*)?(?::[^{;]*)?\{?\s*$",
+            "struct",
+        ),
+        (r"^\s*namespace\s+(?P<name>[\w:]+)", "namespace"),
+    ),
+    "ruby": _patterns(
+        (r"^\s*def\s+(?P<name>(?:self\.)?[\w.]+[?!=]?|[^\s(;]+)", "function"),
+        (r"^\s*class\s+(?P<name>[A-Z][\w:]*)", "class"),
+        (r"^\s*module\s+(?P<name>[A-Z][\w:]*)", "module"),
+    ),
+    "shell": _patterns(
+        (r"^\s*function\s+(?P<name>[\w.:-]+)", "function"),
+        (r"^\s*(?P<name>[\w.:-]+)\s*\(\)", "function"),
+    ),
+    # Any other language: the keywords most languages use to introduce functions and types.
+    "generic": _patterns(
+        (
+            r"^\s*(?:[\w@]+\s+)*?(?:function|func|fn|def|fun|sub|proc|defn|defp)\s+(?P<name>[\w.$:!?]+)",
+            "function",
+        ),
+        (
+            r"^\s*(?:[\w@]+\s+)*?(?P<kind>class|struct|interface|trait|module|enum|protocol|namespace|impl)\s+"
+            r"(?P<name>[\w.:]+)",
+            "class",
+        ),
+    ),
+}
+_KIND_ALIASES = {"record": "class", "object": "class", "protocol": "interface", "union": "struct"}
+
+_JS_MEMBER_MODIFIERS = r"(?:(?:public|private|protected|static|readonly|async|override|abstract|get|set)\s+)*"
+_JS_METHOD = re.compile(
+    rf"^\s*{_JS_MEMBER_MODIFIERS}(?P<name>#?[\w$]+)\s*(?:<[^>]*>)?\s*\(.*\)\s*(?::\s*[^={{;]+)?\{{\s*\}}?\s*$"
 )
+# A class field holding an arrow function: "private onKey = (event: KeyboardEvent): void => {".
+_JS_FIELD_FUNCTION = re.compile(
+    rf"^\s*{_JS_MEMBER_MODIFIERS}(?P<name>#?[\w$]+)\s*(?::[^=]+)?=\s*(?:async\s+)?\([^)]*\)\s*(?::[^=]+)?=>"
+)
+# Any name bound to a function value, whose own arrow ends its signature.
+_BOUND_FUNCTION = re.compile(r"[^(]*=\s*(?:async\s*)?(?:\(|[\w$]+\s*=>)")
 _JAVA_METHOD = re.compile(
-    rf"^\s*{_JAVA_MODIFIERS}(?:<[^>]+>\s+)?(?P<type>[\w<>\[\],.?]+(?:<[^()]*>)?)\s+(?P<name>\w+)\s*\([^;]*$"
+    rf"^\s*(?:@\w+(?:\([^)]*\))?\s+)*{_JAVA_MODIFIERS}(?:<[^>]+>\s+)?"
+    r"(?P<type>[\w.?]+(?:<[^()]*?>)?(?:\[\])*)\s+(?P<name>\w+)\s*\((?P<rest>[^;]*;?)\s*$"
 )
-_C = _patterns(
-    (r"^\s*(?:typedef\s+)?(?:template\s*<[^>]*>\s*)?(?P<kind>struct|union|enum|class)\s+(?:\w+\s+)?"
-     r"(?P<name>\w+)\s*(?:final\s*)?(?::[^{;]*)?\{?\s*$", "struct"),
-    (r"^\s*namespace\s+(?P<name>[\w:]+)", "namespace"),
+_JS_ARROW_OPENING = re.compile(
+    r"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*(?:async\s+)?\($"
 )
-# A C/C++ function: type words, then a name and "(", and nothing before the "(" but type-ish tokens.
-_C_FUNCTION = re.compile(
-    r"^(?P<indent>\s*)(?:template\s*<[^>]*>\s*)?(?P<prefix>(?:[\w:*&<>,~\[\]]+\s+)*?[\w:*&<>,~\[\]]*?[\s*&]+)?"
-    r"(?P<name>~?[A-Za-z_][\w:]*|operator\s*[^\s(]+)\s*\((?P<rest>.*)$"
-)
-_RUBY = _patterns(
-    (r"^\s*def\s+(?P<name>(?:self\.)?[\w.]+[?!=]?|[^\s(;]+)", "function"),
-    (r"^\s*class\s+(?P<name>[A-Z][\w:]*)", "class"),
-    (r"^\s*module\s+(?P<name>[A-Z][\w:]*)", "module"),
-)
-_GENERIC = _patterns(
-    (r"^\s*(?:[\w@]+\s+)*?(?:function|func|fn|def|fun|sub|proc|defn|defp)\s+(?P<name>[\w.$:!?]+)", "function"),
-    (
-        r"^\s*(?:[\w@]+\s+)*?(?P<kind>class|struct|interface|trait|module|enum|object|protocol|record|"
-        r"namespace|impl)\s+(?P<name>[\w.:]+)",
-        "class",
-    ),
-)
+_ACCESS_LABEL = re.compile(r"^\s*(?:public|private|protected|internal)\s*:\s*$")
+_C_TYPE_PREFIX = re.compile(r"^[\w\s:*&<>,~\[\]]*[\s*&]$")
 _MARKDOWN_HEADING = re.compile(r"^(?P<level>#{1,6})\s+(?P<name>.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
-_CONTROL_WORDS = {
-    "if", "else", "for", "while", "switch", "case", "do", "try", "catch", "return", "new", "throw", "delete",
-    "sizeof", "typedef", "using", "goto", "await", "yield", "defer", "go", "match", "when", "elif", "unless",
-    "until", "loop", "with", "assert", "print", "super", "this", "function", "import", "export", "package",
-    "static_assert", "alignof", "decltype", "constructor" if False else "",
-}
+# Words that start a statement, never a definition, though "word(" looks like a call or a signature.
+_CONTROL_WORDS = frozenset(
+    word
+    for words in (
+        "if else for while switch case do try catch return new throw delete sizeof typedef using goto",
+        "await yield defer go match when elif unless until loop with assert super this function import",
+        "export package static_assert alignof decltype foreach synchronized lock fixed",
+    )
+    for word in words.split()
+)
 
 _IMPORT_PATTERNS: dict[str, list[re.Pattern[str]]] = {
-    "python": [re.compile(r"^\s*from\s+(?P<name>[\w.]+)\s+import\b"), re.compile(r"^\s*import\s+(?P<name>[\w.]+)")],
+    "python": [
+        re.compile(r"^\s*from\s+(?P<name>[\w.]+)\s+import\b"),
+        re.compile(r"^\s*import\s+(?P<name>[\w.]+)"),
+    ],
     "js": [
         re.compile(r"^\s*import\b[^'\"]*['\"](?P<name>[^'\"]+)['\"]"),
+        re.compile(r"^\s*(?:export\b[^'\"]*|\}\s*)from\s+['\"](?P<name>[^'\"]+)['\"]"),
         re.compile(r"\brequire\(\s*['\"](?P<name>[^'\"]+)['\"]\s*\)"),
-        re.compile(r"^\s*export\b[^'\"]*\bfrom\s+['\"](?P<name>[^'\"]+)['\"]"),
     ],
-    "go": [re.compile(r"^\s*import\s+(?:\w+\s+)?\"(?P<name>[^\"]+)\""), re.compile(r"^\s+(?:\w+\s+)?\"(?P<name>[^\"]+)\"\s*$")],
-    "rust": [re.compile(r"^\s*(?:pub\s+)?use\s+(?P<name>[\w:]+)"), re.compile(r"^\s*extern\s+crate\s+(?P<name>\w+)")],
-    "java": [re.compile(r"^\s*import\s+(?:static\s+)?(?P<name>[\w.]+?)(?:\.\*)?\s*;"), re.compile(r"^\s*using\s+(?P<name>[\w.]+)\s*;")],
+    "go": [
+        re.compile(r"^\s*import\s+(?:[\w.]+\s+)?\"(?P<name>[^\"]+)\""),
+        re.compile(r"^\s+(?:[\w.]+\s+)?\"(?P<name>[^\"]+)\"\s*$"),
+    ],
+    "rust": [
+        re.compile(r"^\s*(?:pub\s+)?use\s+(?P<name>[\w:]+?)(?:::)?[{;*\s]"),
+        re.compile(r"^\s*extern\s+crate\s+(?P<name>\w+)"),
+    ],
+    "java": [
+        re.compile(r"^\s*import\s+(?:static\s+)?(?P<name>[\w.]+?)(?:\.\*)?\s*;"),
+        re.compile(r"^\s*using\s+(?P<name>[\w.]+)\s*;"),
+    ],
     "c": [re.compile(r"^\s*#\s*include\s*[<\"](?P<name>[^>\"]+)[>\"]")],
     "ruby": [re.compile(r"^\s*require(?:_relative)?\s*\(?\s*['\"](?P<name>[^'\"]+)['\"]")],
 }
 
+_VARIABLE_PATTERNS: dict[str, re.Pattern[str]] = {
+    "python": re.compile(r"^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)"),
+    "js": re.compile(r"^(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)"),
+    "go": re.compile(r"^(?:var|const)\s+(?P<name>\w+)"),
+    "rust": re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)"),
+    "c": re.compile(r"^\s*#\s*define\s+(?P<name>\w+)"),
+    "ruby": re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*)\s*=(?!=)"),
+    "java": re.compile(
+        r"^\s*(?:(?:public|private|protected|static|final|const|readonly)\s+)+[\w<>\[\],.?]+\s+"
+        r"(?P<name>[A-Z][A-Z0-9_]*)\s*="
+    ),
+}
+
+# Comment lines that are tooling, not description.
 _DOC_NOISE = re.compile(
-    r"copyright|licen[cs]e|spdx-|-\*-|^!|eslint|prettier|noqa|type:\s*ignore|pylint:|@ts-|nolint|go:build|"
-    r"\+build|frozen_string_literal|rubocop:|^\s*(?:todo|fixme|xxx)\b",
+    r"-\*-|^!|eslint|prettier|noqa|type:\s*ignore|pylint:|@ts-|nolint|go:build|go:generate|\+build|"
+    r"frozen_string_literal|rubocop:|^\s*(?:todo|fixme|xxx)\b",
     re.IGNORECASE,
 )
+_LICENCE = re.compile(r"copyright|licen[cs]e|spdx-", re.IGNORECASE)
 
 # Words that say nothing about what a piece of code is for: keywords and builtin types of the supported
 # languages, generic programming words and common English words.
 _STOPWORDS = frozenset(
-    """
-    abstract and any args argv arguments array as assert async await auto begin bool boolean break byte
-    case catch char class cls const constexpr continue crate def default defer del delete deriving do double
-    dyn elif else end ensure enum except explicit export extends extern false final finally float fn for
-    from func function get goto if impl implements import in init inline instanceof int interface internal
-    is kwargs lambda len let long loop match mod module mut namespace native new nil none nonlocal not null
-    object of operator or override package pass print private protected pub public raise readonly record ref
-    register rescue return self signed sizeof static str string struct super switch synchronized template
-    then this throw throws trait true try type typedef typename typeof uint union unless unsafe unsigned
-    until use using val var virtual void volatile when where while with yield usize isize i32 i64 u32 u64 u8
-    f32 f64 int32 int64 uint32 uint64 err error errors ctx tmp val vals obj value values item items data key
-    keys list dict map set tuple vec option some result ok opt optional the a an to is are was be been it
-    its this that these those for on at by with from as into onto than then there here we you they he she
-    them our your their not no yes can could should would will shall may might must do does did done has
-    have had having also only just more most less least very such each every all both either neither other
-    same so if else when while which who whom whose what why how where after before above below between
-    under over again further once out off up down new old one two three first last next prev number
-    numbers name names use used uses using make makes made call calls called return returns returned
-    given gets sets note see e.g i.e etc test tests js ts py go rs
-    """.split()
+    word
+    for words in (
+        # keywords and builtin types
+        "abstract and any args argv arguments array as assert async await auto begin bool boolean break",
+        "byte case catch char class cls const constexpr continue crate def default defer del delete",
+        "deriving do double dyn elif else end ensure enum except explicit export extends extern false",
+        "final finally float fn for from func function get goto if impl implements import in init inline",
+        "instanceof int interface internal is kwargs lambda len let long loop match mod module mut",
+        "namespace native new nil none nonlocal not null object of operator or override package pass",
+        "print private protected pub public raise readonly record ref register rescue return self signed",
+        "sizeof static str string struct super switch synchronized template then this throw throws trait",
+        "true try type typedef typename typeof uint union unless unsafe unsigned until use using val var",
+        "undefined virtual void volatile when where while with yield usize isize",
+        "include define ifdef ifndef endif pragma",
+        # generic programming words
+        "err ctx tmp obj value values item items data key keys list dict map set tuple vec option some",
+        "result ok opt optional",
+        # common English words
+        "the to are was be been it its that these those on at by into onto than there here we you they he",
+        "she them our your their no yes can could should would will shall may might must does did done",
+        "has have had having also only just more most less least very such each every all both either",
+        "neither other same so which who whom whose what why how after before above below between under",
+        "over again further once out off up down old one two three first last next prev number numbers",
+        "name names make makes made call calls called returns returned given gets sets note see etc test",
+        "tests http https www com org",
+    )
+    for word in words.split()
 )
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_DOCSTRING_START = re.compile(r"^\s*[rRuUbB]{0,2}(\"\"\"|'''|\"|')")
 
 
 @dataclass
@@ -329,7 +422,8 @@ class _Definition:
     name: str
     signature: str
     doc: str
-    depth: int  # 0 = not inside another definition of the same text
+    depth: int  # 0 = not inside another definition of the same text; sets the indentation
+    nested: bool = False  # inside another definition, in the text or by its scope; ranks it lower
 
 
 @dataclass
@@ -344,22 +438,9 @@ class _Outline:
     line_count: int = 0
 
 
-def _family(language: str) -> str:
-    if language in _JS_FAMILY:
-        return "js"
-    if language in _JAVA_FAMILY:
-        return "java"
-    if language in _C_FAMILY:
-        return "c"
-    if language in {"python", "go", "rust", "ruby"}:
-        return language
-    if language in _PROSE_LANGUAGES:
-        return "prose"
-    return "generic"
-
-
 def _indent(line: str) -> int:
-    return len(line.expandtabs(4)) - len(line.expandtabs(4).lstrip())
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip())
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -372,21 +453,20 @@ def _shorten(text: str, limit: int) -> str:
 
 def _first_sentence(text: str, limit: int = 220) -> str:
     text = " ".join(text.replace("``", "`").split())
-    # A sentence ends at . ! or ? followed by a capital or an opening mark, so "e.g. a list" stays whole.
+    # A sentence ends at . ! or ? before a capital or an opening mark, so "e.g. a list" stays whole.
     match = re.search(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])", text)
-    sentence = text[: match.start()] if match else text
-    return _shorten(sentence, limit)
+    return _shorten(text[: match.start()] if match else text, limit)
 
 
-def _strip_quotes_and_depth(text: str, language: str) -> list[tuple[str, int]]:
-    """Characters of ``text`` outside string literals, each with its bracket depth before it."""
+def _code_chars(text: str, family: str) -> list[tuple[int, str, int]]:
+    """(position, character, bracket depth before it) for each character outside string literals."""
     # Rust lifetimes ('a) look like unclosed character literals, so only double quotes delimit there.
-    quotes = '"' if language == "rust" else "\"'`"
-    out: list[tuple[str, int]] = []
+    quotes = '"' if family == "rust" else "\"'`"
+    out: list[tuple[int, str, int]] = []
     depth = 0
     quote = ""
     escaped = False
-    for char in text:
+    for position, char in enumerate(text):
         if quote:
             if escaped:
                 escaped = False
@@ -398,7 +478,7 @@ def _strip_quotes_and_depth(text: str, language: str) -> list[tuple[str, int]]:
         if char in quotes:
             quote = char
             continue
-        out.append((char, depth))
+        out.append((position, char, depth))
         if char in "([":
             depth += 1
         elif char in ")]":
@@ -406,112 +486,90 @@ def _strip_quotes_and_depth(text: str, language: str) -> list[tuple[str, int]]:
     return out
 
 
-def _signature(lines: list[str], index: int, language: str) -> tuple[str, int]:
-    """The cleaned signature starting at ``lines[index]`` and the index of its last line.
+def _body_start(text: str, family: str, kind: str) -> int:
+    """Where the body begins in a one-line signature: the first top-level ":" in
+    Python, ";" in Ruby, "{" in the brace languages, or just after "=>" for a
+    JavaScript function bound to a name. A type alias is all declaration."""
+    if kind == "type":
+        return len(text)
+    chars = _code_chars(text, family)
+    if family == "js" and _BOUND_FUNCTION.match(text):
+        # A function bound to a name: its own arrow is the outermost one (parameter types and the
+        # body may hold others). The arrow stays: it tells a reader this is a function value.
+        arrows = [(depth, position) for position, char, depth in chars if text.startswith("=>", position)]
+        if arrows:
+            return min(arrows)[1] + 2
+    for index, (position, char, depth) in enumerate(chars):
+        if depth != 0:
+            continue
+        if family == "python" and char == ":":
+            return position
+        if family == "ruby" and char == ";":
+            return position
+        if family not in ("python", "ruby") and char == "{":
+            # Go's "interface{}" or "struct{}" inside a signature is a type, not the body.
+            following = chars[index + 1][1] if index + 1 < len(chars) else ""
+            if following == "}" and position + 2 < len(text.rstrip()):
+                continue
+            return position
+    return len(text)
 
-    Continuation lines are joined while brackets stay open (multi-line
-    parameter lists); the body, a trailing ``{`` or ``:`` and comments go.
+
+def _signature(lines: list[str], index: int, family: str, kind: str) -> tuple[str, int]:
+    """The cleaned signature that starts at ``lines[index]`` and the index of its last line.
+
+    Lines are joined while brackets stay open (multi-line parameter lists);
+    the body, a trailing ``{``, ``:`` or ``;`` and trailing comments go.
     """
-    family = _family(language)
     parts: list[str] = []
     depth = 0
     last = index
     for last in range(index, min(index + 12, len(lines))):
         line = lines[last]
-        if family in ("python", "ruby"):
-            line = re.sub(r"\s#.*$", "", line)
-        else:
-            line = re.sub(r"\s//.*$", "", line)
+        comment = r"\s#.*$" if family in ("python", "ruby", "shell") else r"\s//.*$"
+        line = re.sub(comment, "", line)
         parts.append(line.strip())
-        for char, _ in _strip_quotes_and_depth(line, language):
-            depth += 1 if char in "([" else -1 if char in ")]" else 0
-        if depth <= 0:
+        for _, char, _ in _code_chars(line, family):
+            if char in "([":
+                depth += 1
+            elif char in ")]":
+                depth -= 1
+        # A line that opens a body ends the signature even inside brackets, as in
+        # "const run = ((...args) => {", where the parenthesis closes only after the body.
+        opens_body = family not in ("python", "ruby", "prose") and line.rstrip().endswith("{")
+        if depth <= 0 or opens_body:
             break
-    text = " ".join(part for part in parts if part)
-    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\s+", " ", " ".join(part for part in parts if part))
     text = re.sub(r"([(\[]) ", r"\1", text)
     text = re.sub(r",? ([)\]])", r"\1", text)
-
-    # Find where the body starts: the first top-level ":" (Python), "{" (brace languages) or "=>" (JS).
-    cut = len(text)
-    scanned = "".join(char for char, _ in _strip_quotes_and_depth(text, language))
-    if len(scanned) == len(text):  # no string literals, so positions line up with the original
-        if family == "python":
-            for position, (char, char_depth) in enumerate(_strip_quotes_and_depth(text, language)):
-                if char == ":" and char_depth == 0:
-                    cut = position
-                    break
-        elif family == "ruby":
-            cut = text.find(";") if ";" in text else cut
-        elif family != "prose":
-            arrow = text.find("=>")
-            if family == "js" and arrow >= 0:
-                cut = arrow + 2
-            else:
-                for position, (char, char_depth) in enumerate(_strip_quotes_and_depth(text, language)):
-                    if char == "{" and char_depth == 0:
-                        # Go's "interface{}" or "struct{}" inside a signature is a type, not the body.
-                        if text[position + 1 : position + 2] == "}" and position + 2 < len(text.rstrip()):
-                            continue
-                        cut = position
-                        break
-    signature = text[:cut].rstrip(" {:;=")
-    if family == "js" and signature.endswith("=>"):
-        signature = signature  # keep the arrow: it tells a reader this is a function value
+    signature = text[: _body_start(text, family, kind)].rstrip(" {:;=")
     return _shorten(signature, 180), last
 
 
 def _comment_text(line: str, family: str) -> str | None:
     """The text of a comment line, or None when the line is not a comment."""
     stripped = line.strip()
-    markers = ["///", "//!", "//", "/**", "/*", "*/", "*"]
-    if family in ("python", "ruby", "generic"):
-        markers = ["#", *markers] if family != "generic" else [*markers, "#", "--"]
-    if family == "c" and stripped.startswith("#"):
-        return None
+    if family in ("python", "ruby", "shell"):
+        markers: tuple[str, ...] = ("#",)
+    elif family == "generic":
+        markers = ("///", "//!", "//", "/**", "/*", "*/", "*", "#", "--", ";;")
+    else:
+        markers = ("///", "//!", "//", "/**", "/*", "*/", "*")
     for marker in markers:
         if stripped.startswith(marker):
-            if marker == "#" and stripped.startswith(("#[", "#!")) and family not in ("python", "ruby"):
-                return None
-            body = stripped[len(marker) :]
-            body = re.sub(r"\*/\s*$", "", body)
+            body = re.sub(r"\*/\s*$", "", stripped[len(marker) :])
             return body.lstrip("/*!# ").rstrip()
     return None
 
 
-def _doc_before(lines: list[str], index: int, family: str) -> str:
-    """First sentence of the comment block directly above ``lines[index]``,
-    skipping decorators, annotations and attributes in between."""
-    position = index - 1
-    while position >= 0 and re.match(r"^\s*(@|#\[|\[\[)", lines[position]):
-        position -= 1
-    collected: list[str] = []
-    while position >= 0:
-        line = lines[position]
-        if not line.strip():
-            break
-        comment = _comment_text(line, family)
-        if comment is None:
-            break
-        collected.append(comment)
-        position -= 1
-        if line.strip().startswith("/*"):
-            break
-    return _doc_from_comment_lines(list(reversed(collected)))
-
-
 def _doc_from_comment_lines(comment_lines: list[str]) -> str:
-    """First sentence of the first paragraph of comment lines, skipping
-    pragmas and licence lines; JSDoc-style tags end the description."""
+    """First sentence of the first paragraph of comment lines, skipping tooling
+    pragmas; a JSDoc-style tag or a heading ends the description."""
     paragraph: list[str] = []
     for text in comment_lines:
-        if text.startswith("@") or text.startswith("# ") and paragraph:
+        if text.startswith("@") or (text.startswith("# ") and paragraph):
             break
-        if not text:
-            if paragraph:
-                break
-            continue
-        if _DOC_NOISE.search(text):
+        if not text or _DOC_NOISE.search(text):
             if paragraph:
                 break
             continue
@@ -519,7 +577,21 @@ def _doc_from_comment_lines(comment_lines: list[str]) -> str:
     return _first_sentence(" ".join(paragraph)) if paragraph else ""
 
 
-_DOCSTRING_START = re.compile(r"^\s*[rRuUbBfF]{0,2}(\"\"\"|'''|\"|')")
+def _comment_block_above(lines: list[str], index: int, family: str) -> list[str]:
+    """The comment lines directly above ``lines[index]``, past decorators and attributes."""
+    position = index - 1
+    while position >= 0 and re.match(r"^\s*(@|#\[|\[\[|\[[A-Z])", lines[position]):
+        position -= 1
+    collected: list[str] = []
+    while position >= 0 and lines[position].strip():
+        comment = _comment_text(lines[position], family)
+        if comment is None:
+            break
+        collected.append(comment)
+        if lines[position].strip().startswith("/*"):
+            break
+        position -= 1
+    return list(reversed(collected))
 
 
 def _python_docstring(lines: list[str], index: int) -> str:
@@ -531,15 +603,17 @@ def _python_docstring(lines: list[str], index: int) -> str:
         return ""
     quote = match.group(1)
     rest = lines[index][match.end() :]
+    if len(quote) == 1:
+        # A one-quote string is a docstring only when it is the whole statement.
+        end = rest.find(quote)
+        return _first_sentence(rest[:end]) if end >= 0 and not rest[end + 1 :].strip() else ""
     collected: list[str] = []
-    for offset, line in enumerate([rest, *lines[index + 1 : index + 40]]):
+    for line in [rest, *lines[index + 1 : index + 60]]:
         end = line.find(quote)
         if end >= 0:
             collected.append(line[:end])
             break
         collected.append(line)
-        if offset == 0 and len(quote) == 1:
-            break
     return _doc_from_comment_lines([line.strip() for line in collected])
 
 
@@ -550,7 +624,7 @@ def _next_code_line(lines: list[str], index: int) -> int:
 
 
 def _relative_scope(scope: str, parent: str) -> list[str]:
-    """``scope`` as parts below ``parent`` (or below what the two share)."""
+    """The parts of ``scope`` below ``parent`` (or below what the two share)."""
     parts = scope.split(".") if scope else []
     parent_parts = parent.split(".") if parent else []
     shared = 0
@@ -560,173 +634,75 @@ def _relative_scope(scope: str, parent: str) -> list[str]:
 
 
 def _match_definition(
-    line: str, language: str, family: str, parent_kind: str, lines: list[str], index: int
+    lines: list[str], index: int, family: str, parent_kind: str, leaf_start: bool
 ) -> tuple[str, str] | None:
-    """(kind, name) when ``line`` starts a definition in ``language``."""
-    table = {"python": _PYTHON, "js": _JS, "go": _GO, "rust": _RUST, "java": _JAVA, "c": _C, "ruby": _RUBY}
-    for pattern, kind in table.get(family, _GENERIC):
+    """(kind, name) when ``lines[index]`` starts a definition."""
+    line = lines[index]
+    for pattern, kind in _DEFINITION_PATTERNS.get(family, _DEFINITION_PATTERNS["generic"]):
         match = pattern.match(line)
         if match:
-            groups = match.groupdict()
-            found_kind = groups.get("kind") or kind
-            if found_kind in ("record", "object"):
-                found_kind = "class"
-            if found_kind == "union":
-                found_kind = "struct"
-            if family == "js" and kind == "function" and "=>" not in line and "function" not in line:
-                continue
-            return found_kind, match.group("name").strip()
-    # A line that ends in "(" may open a multi-line arrow function parameter list.
+            found_kind = match.groupdict().get("kind") or kind
+            return _KIND_ALIASES.get(found_kind, found_kind), match.group("name").strip()
     if family == "js":
-        arrow = re.match(r"^\s*(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)\s*=\s*(?:async\s+)?\($", line)
+        # A name bound to "(" that opens a multi-line parameter list of an arrow function.
+        arrow = _JS_ARROW_OPENING.match(line)
         if arrow and any("=>" in later for later in lines[index + 1 : index + 8]):
             return "function", arrow.group("name")
-        if parent_kind in ("class", "interface"):
-            method = _JS_METHOD.match(line)
-            if method and method.group("name") not in _CONTROL_WORDS:
-                return "method", method.group("name")
-    if family == "java" and parent_kind in _CONTAINER_KINDS:
-        method = _JAVA_METHOD.match(line)
-        if (
-            method
-            and method.group("type") not in _CONTROL_WORDS
-            and method.group("name") not in _CONTROL_WORDS
-            and not line.rstrip().endswith((";", ")")) or method and parent_kind == "interface"
-        ):
+        # A call statement cannot take this shape ("name(...) {"), so no enclosing class is needed.
+        method = _JS_METHOD.match(line) or _JS_FIELD_FUNCTION.match(line)
+        if method and method.group("name") not in _CONTROL_WORDS:
             return "method", method.group("name")
+    if family == "java":
+        method = _JAVA_METHOD.match(line)
+        if method and not {method.group("type"), method.group("name")} & _CONTROL_WORDS:
+            # A declaration without a body ends in ";": an interface's or an abstract method.
+            declaration_only = method.group("rest").endswith(";")
+            if not declaration_only or parent_kind == "interface" or "abstract " in line:
+                return "method", method.group("name")
     if family == "c":
-        return _match_c_function(line, parent_kind, lines, index)
+        return _match_c_function(lines, index, parent_kind, leaf_start)
     return None
 
 
-def _match_c_function(line: str, parent_kind: str, lines: list[str], index: int) -> tuple[str, str] | None:
-    match = _C_FUNCTION.match(line)
-    if not match or line.lstrip().startswith("#"):
+def _match_c_function(
+    lines: list[str], index: int, parent_kind: str, leaf_start: bool
+) -> tuple[str, str] | None:
+    """A C or C++ function definition or prototype: type words, a name, "(" and no "=" before it."""
+    line = lines[index]
+    head, paren, _ = line.partition("(")
+    if not paren or line.lstrip().startswith("#"):
         return None
-    prefix = (match.group("prefix") or "").strip()
+    match = re.match(r"^(?P<indent>\s*)(?P<prefix>.*?)(?P<name>~?[A-Za-z_][\w:]*|operator\s*\S+)\s*$", head)
+    if not match:
+        return None
+    prefix = match.group("prefix")
     name = match.group("name")
-    first_word = (prefix.split() or [name])[0]
-    if first_word in _CONTROL_WORDS or name in _CONTROL_WORDS or "=" in line.split("(", 1)[0]:
+    if prefix and not _C_TYPE_PREFIX.match(prefix):
         return None
-    top_level = not match.group("indent") or parent_kind in _CONTAINER_KINDS
+    first_word = (prefix.split() or [name])[0]
+    if first_word in _CONTROL_WORDS or name.split("::")[-1] in _CONTROL_WORDS:
+        return None
+    in_class = parent_kind in ("class", "struct")
     # Without a return type only out-of-line members ("Foo::bar(") and constructors are definitions;
     # anything else is a call or a macro.
-    if not prefix and "::" not in name and parent_kind not in ("class", "struct"):
+    if not prefix.strip() and "::" not in name and not in_class:
         return None
     stripped = line.rstrip()
     following = lines[index + 1].strip() if index + 1 < len(lines) else ""
     if stripped.endswith(";"):
         # A prototype declares a function only outside function bodies, where "Foo bar(a);" constructs.
-        if not top_level:
+        if match.group("indent") and parent_kind not in _CONTAINER_KINDS and not leaf_start:
             return None
-    elif not (stripped.endswith(("{", ")", ",", "(")) or following.startswith("{") or ") const" in stripped):
+    elif not (
+        stripped.endswith(("{", ")", ",", "(", "const", "override"))
+        or following.startswith("{")
+        or (stripped.endswith("}") and "{" in stripped)  # a body on the same line
+    ):
         return None
-    return ("method" if parent_kind in ("class", "struct") else "function"), name
+    return ("method" if in_class else "function"), name
 
 
-def _python_variable(line: str) -> str | None:
-    match = re.match(r"^(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=(?!=)", line)
-    return match.group("name") if match else None
-
-
-_VARIABLE_PATTERNS = {
-    "js": re.compile(r"^(?:export\s+)?(?:const|let|var)\s+(?P<name>[\w$]+)"),
-    "go": re.compile(r"^(?:var|const)\s+(?P<name>\w+)"),
-    "rust": re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?(?:const|static)\s+(?:mut\s+)?(?P<name>\w+)"),
-    "c": re.compile(r"^\s*#\s*define\s+(?P<name>\w+)"),
-    "ruby": re.compile(r"^(?P<name>[A-Z][A-Z0-9_]*)\s*=(?!=)"),
-    "java": re.compile(r"^\s*(?:(?:public|private|protected|static|final|const|readonly)\s+)+[\w<>\[\],.?]+\s+(?P<name>[A-Z][A-Z0-9_]*)\s*="),
-}
-
-
-def _outline(request: SummaryRequest) -> _Outline:
-    """Read definitions, docs, imports, variables and key terms out of the request's text."""
-    language = request.language.lower()
-    family = _family(language)
-    lines: list[str] = []
-    leaf_of_line: list[int] = []
-    for leaf_index, text in enumerate(request.texts):
-        leaf_lines = text.splitlines() or [""]
-        lines.extend(leaf_lines)
-        leaf_of_line.extend([leaf_index] * len(leaf_lines))
-    outline = _Outline(line_count=sum(len(text.splitlines()) for text in request.texts))
-    if family == "prose":
-        _outline_prose(lines, language, outline)
-    else:
-        _outline_code(request, lines, leaf_of_line, language, family, outline)
-    outline.terms = _key_terms(request.texts, outline.definitions)
-    return outline
-
-
-def _outline_code(
-    request: SummaryRequest,
-    lines: list[str],
-    leaf_of_line: list[int],
-    language: str,
-    family: str,
-    outline: _Outline,
-) -> None:
-    outline.overview = _leading_overview(lines, family)
-    open_definitions: list[tuple[int, str]] = []  # (indent, kind) of definitions that may enclose the next line
-    first_definition_of_leaf: set[int] = set()
-    seen_imports: set[str] = set()
-    skip_until = -1
-    for index, line in enumerate(lines):
-        if index <= skip_until or not line.strip():
-            continue
-        indent = _indent(line)
-        if index > 0 and leaf_of_line[index] != leaf_of_line[index - 1]:
-            # A leaf starts at its node, so its first line lost its indentation: nesting restarts here.
-            open_definitions = []
-        while open_definitions and open_definitions[-1][0] >= indent:
-            open_definitions.pop()
-        parent_kind = open_definitions[-1][1] if open_definitions else ""
-
-        for pattern in _IMPORT_PATTERNS.get(family, []):
-            imported = pattern.search(line)
-            if imported and (family != "go" or _inside_go_import(lines, index) or "import" in line):
-                name = imported.group("name")
-                if name not in seen_imports:
-                    seen_imports.add(name)
-                    outline.imports.append(name)
-                break
-
-        found = _match_definition(line, language, family, parent_kind, lines, index)
-        if found is None:
-            variable = _python_variable(line) if family == "python" else None
-            pattern = _VARIABLE_PATTERNS.get(family)
-            if variable is None and pattern is not None and (indent == 0 or family in ("c", "java")):
-                matched = pattern.match(line)
-                variable = matched.group("name") if matched else None
-            if variable and not open_definitions and variable not in outline.variables:
-                outline.variables.append(variable)
-            continue
-        kind, name = found
-        if kind == "function" and parent_kind in _CONTAINER_KINDS:
-            kind = "method"
-        signature, last = _signature(lines, index, language)
-        doc = ""
-        if family == "python":
-            doc = _python_docstring(lines, _next_code_line(lines, last + 1))
-        if not doc:
-            doc = _doc_before(lines, index, family)
-        depth = len(open_definitions)
-        leaf = leaf_of_line[index]
-        if depth == 0 and leaf not in first_definition_of_leaf and leaf < len(request.scopes):
-            # A method cut out of its class arrives as its own leaf; its scope still names the class.
-            relative = _relative_scope(request.scopes[leaf], request.scope)
-            if len(relative) >= 2 and relative[-1] == name:
-                qualifier = ".".join(relative[:-1])
-                signature = re.sub(rf"(?<![\w.]){re.escape(name)}\b", f"{qualifier}.{name}", signature, count=1)
-                if kind == "function" and qualifier.split(".")[-1][:1].isupper():
-                    kind = "method"
-        first_definition_of_leaf.add(leaf)
-        outline.definitions.append(_Definition(kind, name, signature, doc, depth))
-        open_definitions.append((indent, kind))
-        skip_until = last if family != "python" else last
-
-
-def _inside_go_import(lines: list[str], index: int) -> bool:
+def _inside_go_import_block(lines: list[str], index: int) -> bool:
     for position in range(index - 1, max(-1, index - 200), -1):
         stripped = lines[position].strip()
         if stripped.startswith("import ("):
@@ -737,8 +713,8 @@ def _inside_go_import(lines: list[str], index: int) -> bool:
 
 
 def _leading_overview(lines: list[str], family: str) -> str:
-    """The file's own description: a module docstring or a comment block at the
-    very start that is not attached to a definition."""
+    """The text's own description: a module docstring, or a comment block at the
+    very start that is neither a licence nor attached to a definition."""
     index = 0
     while index < len(lines) and (not lines[index].strip() or lines[index].startswith(("#!", "# -*-"))):
         index += 1
@@ -748,39 +724,134 @@ def _leading_overview(lines: list[str], family: str) -> str:
         return _python_docstring(lines, index)
     comment_lines: list[str] = []
     position = index
-    while position < len(lines):
+    while position < len(lines) and lines[position].strip():
         text = _comment_text(lines[position], family)
-        if text is None or not lines[position].strip():
+        if text is None:
             break
         comment_lines.append(text)
         position += 1
         if lines[position - 1].rstrip().endswith("*/"):
             break
-    if not comment_lines:
+    if not comment_lines or _LICENCE.search(" ".join(comment_lines)):
         return ""
-    # A comment followed directly by code belongs to that code, unless it is a Go package comment.
-    attached = position < len(lines) and lines[position].strip() and not lines[position].startswith("package ")
-    if attached:
+    # A comment directly above code belongs to that code, except Go's package comment.
+    following = lines[position] if position < len(lines) else ""
+    if following.strip() and not following.startswith("package "):
         return ""
     return _doc_from_comment_lines(comment_lines)
 
 
-def _outline_prose(lines: list[str], language: str, outline: _Outline) -> None:
+def _outline(request: SummaryRequest) -> _Outline:
+    """Read definitions, docs, imports, variables and key terms out of the request's text."""
+    family = _FAMILIES.get(request.language.lower(), "generic")
+    lines: list[str] = []
+    leaf_of_line: list[int] = []
+    for leaf_index, text in enumerate(request.texts):
+        leaf_lines = text.splitlines() or [""]
+        lines.extend(leaf_lines)
+        leaf_of_line.extend([leaf_index] * len(leaf_lines))
+    outline = _Outline(line_count=sum(len(text.splitlines()) for text in request.texts))
+    if family == "prose":
+        _read_prose(lines, request.language.lower() == "markdown", outline)
+    else:
+        _read_code(request, lines, leaf_of_line, family, outline)
+    outline.terms = _key_terms(request.texts, outline.definitions)
+    return outline
+
+
+def _read_code(
+    request: SummaryRequest, lines: list[str], leaf_of_line: list[int], family: str, outline: _Outline
+) -> None:
+    outline.overview = _leading_overview(lines, family)
+    open_definitions: list[tuple[int, str]] = []  # (indent, kind) of definitions that may enclose a line
+    leaves_with_a_definition: set[int] = set()
+    seen_imports: set[str] = set()
+    import_patterns = _IMPORT_PATTERNS.get(family, [])
+    variable_pattern = _VARIABLE_PATTERNS.get(family)
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if not line.strip():
+            index += 1
+            continue
+        leaf = leaf_of_line[index]
+        leaf_start = index == 0 or leaf != leaf_of_line[index - 1]
+        if leaf_start:
+            # A leaf starts at its node, so its first line lost its indentation: nesting restarts here.
+            open_definitions = []
+        if _ACCESS_LABEL.match(line):
+            index += 1  # "public:" sits at the class's own indentation but does not end the class
+            continue
+        indent = _indent(line)
+        while open_definitions and open_definitions[-1][0] >= indent:
+            open_definitions.pop()
+        parent_kind = open_definitions[-1][1] if open_definitions else ""
+
+        for pattern in import_patterns:
+            imported = pattern.search(line)
+            if imported and (family != "go" or "import" in line or _inside_go_import_block(lines, index)):
+                name = imported.group("name")
+                if name not in seen_imports and name != "__future__":
+                    seen_imports.add(name)
+                    outline.imports.append(name)
+                break
+
+        found = _match_definition(lines, index, family, parent_kind, leaf_start)
+        if found is None:
+            variable = variable_pattern.match(line) if variable_pattern and not open_definitions else None
+            if variable and variable.group("name") not in outline.variables:
+                outline.variables.append(variable.group("name"))
+            index += 1
+            continue
+
+        kind, name = found
+        if kind == "function" and parent_kind in _CONTAINER_KINDS:
+            kind = "method"
+        signature, last = _signature(lines, index, family, kind)
+        doc = _python_docstring(lines, _next_code_line(lines, last + 1)) if family == "python" else ""
+        if not doc:
+            doc = _doc_from_comment_lines(_comment_block_above(lines, index, family))
+        depth = len(open_definitions)
+        nested = depth > 0
+        if depth == 0 and leaf not in leaves_with_a_definition and leaf < len(request.scopes):
+            # A method cut out of its class arrives as a leaf of its own, but its scope still names the
+            # class ("inventory.models.Item.with_price"): a capitalised parent is a type by convention.
+            scope_parts = request.scopes[leaf].split(".")
+            if len(scope_parts) >= 2 and scope_parts[-1] == name and scope_parts[-2][:1].isupper():
+                nested = True
+                kind = "method" if kind == "function" else kind
+            relative = _relative_scope(request.scopes[leaf], request.scope)
+            bare_name = re.search(rf"(?<![\w.$]){re.escape(name)}\b", signature)
+            # The signature names the method with its class when the text no longer shows the class,
+            # unless it does already, as Go's receiver in "func (s *Stack) Push".
+            qualify = len(relative) >= 2 and relative[-1] == name and bare_name is not None
+            if qualify and bare_name and relative[-2] not in signature[: bare_name.start()]:
+                position = bare_name.start()
+                signature = f"{signature[:position]}{'.'.join(relative[:-1])}.{signature[position:]}"
+        leaves_with_a_definition.add(leaf)
+        outline.definitions.append(_Definition(kind, name, signature, doc, depth, nested))
+        open_definitions.append((indent, kind))
+        index = last + 1
+
+
+def _read_prose(lines: list[str], markdown: bool, outline: _Outline) -> None:
     """Markdown headings become sections with their first sentence; plain text is read by paragraph."""
     paragraphs: list[tuple[int, str]] = []  # (line index, text)
+    headings: list[tuple[int, int, str]] = []  # (line index, level, title)
     current: list[str] = []
     start = 0
     in_fence = False
-    headings: list[tuple[int, int, str]] = []  # (line index, level, title)
     for index, line in enumerate([*lines, ""]):
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
-        heading = _MARKDOWN_HEADING.match(line) if language == "markdown" else None
+        heading = _MARKDOWN_HEADING.match(line) if markdown else None
         if heading:
             headings.append((index, len(heading.group("level")), heading.group("name")))
+        if line.lstrip().startswith(("|", "<")):
+            continue  # tables and HTML read badly as a sentence
         if heading or not line.strip():
             if current:
                 paragraphs.append((start, " ".join(current)))
@@ -788,27 +859,27 @@ def _outline_prose(lines: list[str], language: str, outline: _Outline) -> None:
             continue
         if not current:
             start = index
-        current.append(line.strip().lstrip("-*> ").strip())
-    if headings:
-        top = min(level for _, level, _ in headings)
-        for heading_index, level, title in headings:
-            following = next((text for at, text in paragraphs if at > heading_index), "")
-            next_heading = next((at for at, _, _ in headings if at > heading_index), len(lines))
-            start_of_following = next((at for at, _ in paragraphs if at > heading_index), len(lines))
-            doc = _first_sentence(following) if start_of_following < next_heading else ""
-            outline.definitions.append(_Definition("section", title, title, doc, min(level - top, 2)))
-        before_first = [text for at, text in paragraphs if at < headings[0][0]]
-        outline.overview = _first_sentence(before_first[0]) if before_first else ""
-    else:
+        current.append(line.strip().lstrip("-*>| ").strip())
+    if not headings:
         for _, text in paragraphs:
             sentence = _first_sentence(text, limit=200)
             outline.definitions.append(_Definition("paragraph", sentence, sentence, "", 0))
+        return
+    top = min(level for _, level, _ in headings)
+    for number, (at, level, title) in enumerate(headings):
+        section_end = headings[number + 1][0] if number + 1 < len(headings) else len(lines) + 1
+        first = next((text for start_line, text in paragraphs if at < start_line < section_end), "")
+        depth = min(level - top, 2)
+        section = _Definition("section", title, title, _first_sentence(first), depth, nested=depth > 0)
+        outline.definitions.append(section)
+    before_first_heading = [text for start_line, text in paragraphs if start_line < headings[0][0]]
+    outline.overview = _first_sentence(before_first_heading[0]) if before_first_heading else ""
 
 
 def _key_terms(texts: list[str], definitions: list[_Definition], limit: int = 12) -> list[str]:
-    """Most telling words of the identifiers (and comments) in ``texts``: identifiers
-    split at snake_case and camelCase, lower-cased, without stopwords; words in
-    definition names count extra because they name what the code is about."""
+    """The most telling words of the text: identifiers split at snake_case and
+    camelCase, lower-cased, without stopwords; words of definition names count
+    extra because they name what the code is about."""
     counts: Counter[str] = Counter()
     first_seen: dict[str, int] = {}
     for text in texts:
@@ -825,57 +896,59 @@ def _key_terms(texts: list[str], definitions: list[_Definition], limit: int = 12
         if definition.kind in ("section", "paragraph"):
             continue
         for part in _WORD_PART.findall(definition.name):
-            word = part.lower()
-            if word in counts:
-                counts[word] += 3
+            if part.lower() in counts:
+                counts[part.lower()] += 3
     ranked = sorted(counts, key=lambda word: (-counts[word], first_seen[word]))
     return [word for word in ranked if counts[word] >= 2][:limit]
 
 
 # --------------------------------------------------------------------------------------------------------
-# Digest: choosing and rendering lines within the budget
+# Digest: choosing the lines that fit the budget
 
 
-def _count_phrase(outline: _Outline, leaf_count: int) -> str:
+def _contents_phrase(outline: _Outline, leaf_count: int) -> str:
     counts = Counter(definition.kind for definition in outline.definitions)
     phrases = []
     for kind in sorted(counts, key=lambda kind: _KIND_ORDER.index(kind) if kind in _KIND_ORDER else 99):
         number = counts[kind]
-        plural = _PLURALS.get(kind, kind + "s")
-        phrases.append(f"{number} {kind if number == 1 else plural}")
-    if not phrases:
-        return f"statements only ({leaf_count} block{'s' if leaf_count != 1 else ''})"
-    return ", ".join(phrases)
+        phrases.append(f"{number} {kind if number == 1 else _PLURALS.get(kind, kind + 's')}")
+    if phrases:
+        return ", ".join(phrases)
+    return f"statements only, in {leaf_count} block{'s' if leaf_count != 1 else ''}"
 
 
 def _header(request: SummaryRequest, outline: _Outline) -> str:
     language = LANGUAGE_NAMES.get(request.language.lower(), request.language or "unknown language")
-    lines = f"{outline.line_count} line{'s' if outline.line_count != 1 else ''}"
-    contents = _count_phrase(outline, len(request.texts))
+    size = f"{outline.line_count} line{'s' if outline.line_count != 1 else ''}"
+    contents = _contents_phrase(outline, len(request.texts))
     if request.kind == "document":
-        return f"{request.path}: {language} file, {lines}: {contents}."
+        return f"{request.path}: {language} file, {size}: {contents}."
     scope = f" ({request.scope})" if request.scope else ""
-    return f"Part of {request.path}{scope}, {lines}: {contents}."
+    return f"Part of {request.path}{scope}, {size}: {contents}."
 
 
 @dataclass
 class _Line:
-    """One candidate line of the digest, in output order ``order``."""
+    """A candidate line of the digest; ``order`` places it in the output."""
 
-    order: float
+    order: tuple[int, int]
     text: str
-    priority: int
-    upgrade: str = ""  # a longer version of ``text`` that may replace it if it fits, e.g. with the doc
+    with_doc: str = ""  # the same line followed by its doc sentence, used when that fits too
 
 
-def _definition_line(definition: _Definition) -> tuple[str, str]:
-    indent = "  " * min(definition.depth, 2)
-    short = f"{indent}{definition.signature}"
-    full = f"{short} — {definition.doc}" if definition.doc else ""
-    return short, full
+# Output sections, in the order a reader meets them.
+_OVERVIEW, _DEFINITIONS, _ALSO, _USES, _TERMS = range(1, 6)
 
 
 def _digest(request: SummaryRequest, counter: TokenCounter) -> str:
+    """Header, overview, signatures with doc sentences, left-out names, imports and
+    key terms, keeping what matters most when the budget is short.
+
+    What is kept, in this order while it fits: the header; the overview; the
+    signatures of top-level definitions; their doc sentences; nested
+    signatures (methods); key terms; the names of whatever was left out;
+    nested doc sentences; imports. A line is either kept whole or dropped.
+    """
     budget = request.token_budget
     if budget <= 0:
         return ""
@@ -884,72 +957,75 @@ def _digest(request: SummaryRequest, counter: TokenCounter) -> str:
     if counter.count(header) >= budget:
         return trim_to_budget(header, budget, counter)
 
-    candidates: list[_Line] = []
-    if outline.overview:
-        candidates.append(_Line(1, outline.overview, priority=1))
+    overview = [_Line((_OVERVIEW, 0), outline.overview)] if outline.overview else []
+    top_level: list[_Line] = []
+    nested: list[_Line] = []
+    definition_lines: list[_Line] = []
     for position, definition in enumerate(outline.definitions):
-        short, full = _definition_line(definition)
-        nested = definition.depth > 0
-        candidates.append(_Line(2 + position / 10_000, short, priority=4 if nested else 2, upgrade=full))
-    definitions_end = 3.0
-    if outline.terms:
-        candidates.append(_Line(definitions_end + 2, "Key terms: " + ", ".join(outline.terms), priority=3))
-    if outline.imports and request.kind == "document" or len(outline.imports) >= 1 and not outline.definitions:
-        candidates.append(_Line(definitions_end + 1, "Uses: " + ", ".join(outline.imports[:15]), priority=5))
+        text = "  " * min(definition.depth, 2) + definition.signature
+        line = _Line((_DEFINITIONS, position), text, f"{text} — {definition.doc}" if definition.doc else "")
+        definition_lines.append(line)
+        (nested if definition.nested else top_level).append(line)
+    terms = [_Line((_TERMS, 0), "Key terms: " + ", ".join(outline.terms))] if outline.terms else []
+    uses = [_Line((_USES, 0), "Uses: " + ", ".join(outline.imports[:15]))] if outline.imports else []
 
+    # Per-line counts choose the lines; an exact count of the joined text checks the result at the end.
+    chosen: dict[int, str] = {}  # id(line) -> the text used for it
+    kept_in_order: list[_Line] = []  # in the order they were chosen, so the last ones go first if need be
     used = counter.count(header)
-    chosen: list[tuple[_Line, str]] = []
-    # Cheap per-line estimates pick the lines; an exact count of the joined text checks the result below.
-    for candidate in sorted(candidates, key=lambda line: (line.priority, line.order)):
-        cost = counter.count(candidate.text) + 1
-        if used + cost <= budget:
-            chosen.append((candidate, candidate.text))
-            used += cost
-    # Docs come after every signature that fits, top-level definitions first, so a tight budget keeps the
-    # list of what is defined rather than the explanations of the first few.
-    upgrades = sorted(
-        (index for index, (line, _) in enumerate(chosen) if line.upgrade),
-        key=lambda index: (chosen[index][0].priority, chosen[index][0].order),
-    )
-    for index in upgrades:
-        line, text = chosen[index]
-        extra = counter.count(line.upgrade) - counter.count(text)
-        if used + extra <= budget:
-            chosen[index] = (line, line.upgrade)
-            used += extra
 
-    # Whatever was left out is at least named, so it can still be found.
-    shown = {id(line) for line, _ in chosen}
+    def add(lines: list[_Line]) -> None:
+        nonlocal used
+        for line in lines:
+            cost = counter.count(line.text) + 1
+            if used + cost <= budget:
+                chosen[id(line)] = line.text
+                kept_in_order.append(line)
+                used += cost
+
+    def add_docs(lines: list[_Line]) -> None:
+        nonlocal used
+        for line in lines:
+            if line.with_doc and id(line) in chosen:
+                extra = counter.count(line.with_doc) - counter.count(line.text)
+                if used + extra <= budget:
+                    chosen[id(line)] = line.with_doc
+                    used += extra
+
+    if not outline.definitions:
+        add(uses)  # for a block of imports the imports are the content
+    add(overview)
+    add(top_level)
+    add_docs(top_level)
+    add(nested)
+    add(terms)
+    # Whatever was left out is at least named, so that it can still be found.
     left_out = [
         definition.name
-        for definition, candidate in zip(
-            outline.definitions, [c for c in candidates if c.order >= 2 and c.order < 3], strict=False
-        )
-        if id(candidate) not in shown and definition.kind != "paragraph"
+        for definition, line in zip(outline.definitions, definition_lines, strict=True)
+        if id(line) not in chosen and definition.kind != "paragraph"
     ]
-    also_names = left_out + [name for name in outline.variables if name not in left_out]
-    also_text = ""
-    for name in also_names:
-        attempt = (also_text + ", " + name) if also_text else ("Also defines: " + name)
+    prose = bool(outline.definitions) and outline.definitions[0].kind == "section"
+    also = ""
+    for name in left_out + [name for name in outline.variables if name not in left_out]:
+        attempt = f"{also}, {name}" if also else ("Also covers: " if prose else "Also defines: ") + name
         if used + counter.count(attempt) + 1 > budget:
             break
-        also_text = attempt
-    if also_text:
-        chosen.append((_Line(definitions_end + 0.5, also_text, priority=9), also_text))
+        also = attempt
+    also_line = [_Line((_ALSO, 0), also)] if also else []
+    add(also_line)
+    add_docs(nested)
+    add(uses)
+
+    lines = [*overview, *definition_lines, *also_line, *uses, *terms]
 
     def render() -> str:
-        body = [text for _, text in sorted(chosen, key=lambda item: item[0].order)]
-        return "\n".join([header, *body])
+        return "\n".join([header, *(chosen[id(line)] for line in lines if id(line) in chosen)])
 
     digest = render()
-    # The joined text can tokenise a little differently from its lines; drop the least valuable until it fits.
-    while counter.count(digest) > budget and chosen:
-        least = max(range(len(chosen)), key=lambda index: (chosen[index][0].priority, chosen[index][0].order))
-        line, text = chosen[least]
-        if text != line.text:
-            chosen[least] = (line, line.text)
-        else:
-            chosen.pop(least)
+    # Joined lines can tokenise a little differently from separate ones; shed the last chosen till it fits.
+    while counter.count(digest) > budget and kept_in_order:
+        del chosen[id(kept_in_order.pop())]
         digest = render()
     return digest if counter.count(digest) <= budget else trim_to_budget(digest, budget, counter)
 
@@ -958,8 +1034,8 @@ class DigestSummarizer:
     """A deterministic outline of the code; needs no model and no server.
 
     ``reason`` says why the digest is in use when something else was wanted
-    (e.g. Ollama did not answer); it is shown by ``describe_summarizer`` and
-    carried in each summary's note.
+    (e.g. Ollama did not answer); ``describe_summarizer`` shows it and each
+    summary carries it as its note.
     """
 
     name = "digest"
@@ -970,7 +1046,8 @@ class DigestSummarizer:
         self.reason = reason
 
     def summarise(self, request: SummaryRequest) -> Summary:
-        return Summary(_digest(request, self.counter), self.name, self.model, note=self.reason)
+        note = f"{self.reason}; used the embedded digest" if self.reason else ""
+        return Summary(_digest(request, self.counter), self.name, self.model, note=note)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -985,7 +1062,7 @@ def normalise_host(host: str) -> str:
         host = f"http://{host}"
         split = urllib.parse.urlsplit(host)
         if split.port is None:
-            host = f"http://{split.hostname or '127.0.0.1'}:11434{split.path}"
+            host = f"http://{split.netloc or '127.0.0.1'}:11434{split.path}"
     return host
 
 
@@ -1000,21 +1077,18 @@ def _prompt(request: SummaryRequest, counter: TokenCounter, code_budget: int) ->
     words = max(12, int(request.token_budget * 0.6))
     if request.kind == "document":
         what = f"the whole file {request.path}"
-        ask = "Say what the file is for, then name its main functions, classes or sections and what each does."
+        ask = "Say what the file is for, then name its main functions, classes or sections and what they do."
     else:
         scope = f" (scope {request.scope})" if request.scope else ""
         what = f"a part of {request.path}{scope}"
         ask = "Say what this code does, naming its key functions and classes and what each is for."
-    blocks = [f"--- {scope or request.scope or request.path} ---\n{text.rstrip()}"
-              for text, scope in zip(request.texts, request.scopes, strict=True)]
-    code = "\n\n".join(blocks)
+    code = "\n\n".join(
+        f"--- {leaf_scope or request.scope or request.path} ---\n{text.rstrip()}"
+        for text, leaf_scope in zip(request.texts, request.scopes, strict=True)
+    )
     if counter.count(code) > code_budget:
         # Too long for the model's context: an outline of everything, then as much of the code as fits.
-        outline_request = SummaryRequest(
-            request.kind, request.path, request.language, request.scope,
-            request.texts, request.scopes, max(64, code_budget // 4),
-        )
-        outline = _digest(outline_request, counter)
+        outline = _digest(dataclasses.replace(request, token_budget=max(64, code_budget // 4)), counter)
         excerpt = trim_to_budget(code, code_budget - counter.count(outline) - 16, counter)
         code = f"Outline of all of it:\n{outline}\n\nThe code, from the start (the rest is cut):\n{excerpt}"
     return (
@@ -1044,13 +1118,15 @@ class _Failure:
     timeout: bool = False
 
 
-def _failure(error: BaseException, host: str, model: str, timeout: float) -> _Failure:
+def _failure(error: BaseException, model: str, timeout: float) -> _Failure:
     """What went wrong with a request to Ollama, in words a user can act on."""
     if isinstance(error, ollama.ResponseError):
         message = _shorten(" ".join(str(error.error).split()), 160)
-        if error.status_code == 404 and "not found" in message:
-            return _Failure(f'has no model "{model}" ({message}; run `ollama pull {model}` there)', lasting=True)
-        return _Failure(f"answered HTTP {error.status_code} ({message})", lasting=False)
+        if error.status_code == 404 and "model" in message and "not found" in message:
+            return _Failure(f'has no model "{model}" ({message})', lasting=True)
+        # A missing endpoint or a refused login fails the same way every time; a server error may not.
+        lasting = error.status_code in (401, 403, 404, 405)
+        return _Failure(f"answered HTTP {error.status_code} ({message})", lasting=lasting)
     if isinstance(error, httpx.ConnectTimeout):
         return _Failure(f"did not accept a connection within {timeout:g} s", lasting=True)
     if isinstance(error, httpx.TimeoutException):
@@ -1065,10 +1141,14 @@ def _failure(error: BaseException, host: str, model: str, timeout: float) -> _Fa
             detail = "unknown host name"
         return _Failure(f"did not answer ({_shorten(detail, 120)})", lasting=True)
     if isinstance(error, httpx.TransportError):
-        return _Failure(f"broke the connection ({type(error).__name__}: {_shorten(str(error), 120)})", lasting=True)
+        return _Failure(f"broke the connection ({_describe_exception(error)})", lasting=True)
     if isinstance(error, (ValueError, TypeError)):
-        return _Failure(f"sent a malformed answer ({type(error).__name__}: {_shorten(str(error), 120)})", False)
-    return _Failure(f"failed ({type(error).__name__}: {_shorten(str(error), 120)})", lasting=False)
+        return _Failure(f"sent a malformed answer ({_describe_exception(error)})", lasting=False)
+    return _Failure(f"failed ({_describe_exception(error)})", lasting=False)
+
+
+def _describe_exception(error: BaseException) -> str:
+    return f"{type(error).__name__}: {_shorten(str(error), 120)}"
 
 
 def _fallback_label(summarizer: Summarizer) -> str:
@@ -1100,7 +1180,8 @@ class OllamaSummarizer:
         self.counter = counter
         self.fallback = fallback
         # Connecting should be quick even when generating is slow, so a dead address fails fast.
-        self._client = ollama.Client(host=self.host, timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)))
+        timeouts = httpx.Timeout(timeout, connect=min(timeout, 5.0))
+        self._client = ollama.Client(host=self.host, timeout=timeouts)
         self._lock = threading.Lock()
         self._gave_up = ""  # the note to repeat once the server is known to be unusable
         self._timeouts_in_a_row = 0
@@ -1117,7 +1198,8 @@ class OllamaSummarizer:
             return self._fall_back(request, gave_up)
         if request.token_budget <= 0:
             return Summary("", self.name, self.model)
-        predict = request.token_budget + request.token_budget // 4 + 16
+        # Headroom over the budget because the model's tokenizer is not ours; the answer is trimmed after.
+        predict = min(request.token_budget + request.token_budget // 4 + 16, self.context_tokens // 2)
         code_budget = self.context_tokens - predict - 400
         try:
             response = self._client.generate(
@@ -1137,7 +1219,7 @@ class OllamaSummarizer:
         return Summary(trim_to_budget(text, request.token_budget, self.counter), self.name, self.model)
 
     def _note_for(self, error: BaseException) -> str:
-        failure = _failure(error, self.host, self.model, self.timeout)
+        failure = _failure(error, self.model, self.timeout)
         fallback = _fallback_label(self.fallback)
         note = f"Ollama at {self.host} {failure.reason}; used {fallback}"
         with self._lock:
@@ -1145,7 +1227,8 @@ class OllamaSummarizer:
             gives_up = failure.lasting or self._timeouts_in_a_row >= self.timeouts_before_giving_up
             if gives_up:
                 if failure.timeout:
-                    note = f"Ollama at {self.host} {failure.reason}, {self._timeouts_in_a_row} times in a row; used {fallback}"
+                    reason = f"{failure.reason}, {self._timeouts_in_a_row} times in a row"
+                    note = f"Ollama at {self.host} {reason}; used {fallback}"
                 note += " and will not ask it again in this run"
                 self._gave_up = self._gave_up or note
         return note
@@ -1168,7 +1251,7 @@ def _probe(host: str, timeout: float) -> _Probe:
         with ollama.Client(host=base, timeout=timeout) as client:
             listing = client.list()
     except Exception as error:  # whatever went wrong, the answer is "no" with the reason
-        return _Probe(False, f"Ollama at {base} {_failure(error, base, '', timeout).reason}")
+        return _Probe(False, f"Ollama at {base} {_failure(error, '', timeout).reason}")
     models = [model.model or "" for model in listing.models]
     version = ""
     try:
@@ -1205,7 +1288,10 @@ def make_summarizer(settings: Settings, counter: TokenCounter) -> Summarizer:
     host = settings.ollama_host.strip()
     if choice == "ollama":
         return OllamaSummarizer(
-            host or DEFAULT_OLLAMA_HOST, settings.ollama_model, settings.ollama_timeout, counter,
+            host or DEFAULT_OLLAMA_HOST,
+            settings.ollama_model,
+            settings.ollama_timeout,
+            counter,
             DigestSummarizer(counter),
         )
     if choice != "auto":
@@ -1214,23 +1300,20 @@ def make_summarizer(settings: Settings, counter: TokenCounter) -> Summarizer:
         return DigestSummarizer(counter)
     probe = _probe(host, timeout=min(2.0, settings.ollama_timeout))
     if not probe.answers:
-        return DigestSummarizer(counter, reason=f"{probe.message}; using the embedded digest")
+        return DigestSummarizer(counter, reason=probe.message)
     if not _has_model(probe.models, settings.ollama_model):
         model = settings.ollama_model
-        return DigestSummarizer(
-            counter,
-            reason=(
-                f"Ollama at {normalise_host(host)} answers but has no model \"{model}\" "
-                f"(run `ollama pull {model}` there); using the embedded digest"
-            ),
-        )
-    return OllamaSummarizer(host, settings.ollama_model, settings.ollama_timeout, counter, DigestSummarizer(counter))
+        missing = f'Ollama at {normalise_host(host)} answers but has no model "{model}" (ollama pull {model})'
+        return DigestSummarizer(counter, reason=missing)
+    return OllamaSummarizer(
+        host, settings.ollama_model, settings.ollama_timeout, counter, DigestSummarizer(counter)
+    )
 
 
 def describe_summarizer(summarizer: Summarizer) -> str:
     """One line saying which summariser is in use, for a sidebar."""
     if isinstance(summarizer, DigestSummarizer):
-        return "Embedded digest (no server)" + (f": {summarizer.reason}" if summarizer.reason else "")
+        return "Embedded digest (no server)" + (f"; {summarizer.reason}" if summarizer.reason else "")
     if isinstance(summarizer, OllamaSummarizer):
         gave_up = summarizer.unusable
         status = "; not answering, so the embedded digest is used" if gave_up else ""

@@ -20,3 +20,20 @@ def embedder():
     from hsc.embed import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
+
+
+@pytest.fixture(scope="session")
+def indexed_samples(tmp_path_factory, embedder):
+    """All three sample repositories indexed once into one database (copied
+    first, so tests may read but never change the bundled ones)."""
+    import shutil
+
+    from hsc.api import Index
+
+    root = tmp_path_factory.mktemp("samples")
+    for repo in sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir()):
+        shutil.copytree(repo, root / repo.name)
+    index = Index.open(root / "index.db", embedder=embedder)
+    reports = {repo.name: index.index(repo) for repo in sorted(root.iterdir()) if repo.is_dir()}
+    yield index, root, reports
+    index.close()

@@ -30,10 +30,12 @@ def synthetic_table(n: int = 300, files: int = 12, seed: int = 0) -> LeafTable:
     )
 
 
+@pytest.mark.parametrize("rule", ["valley", "threshold"])
 @pytest.mark.parametrize("threshold,window", [(-1.0, 1), (0.5, 1), (0.7, 3), (1.0, 2), (0.3, 5)])
-def test_every_leaf_in_exactly_one_contiguous_group_within_one_file(threshold, window):
+def test_every_leaf_in_exactly_one_contiguous_group_within_one_file(threshold, window, rule):
     table = synthetic_table()
-    plan = plan_hierarchy(table, Parameters(similarity_drop_threshold=threshold, smoothing_window_size=window))
+    params = Parameters(similarity_drop_threshold=threshold, smoothing_window_size=window, boundary_rule=rule)
+    plan = plan_hierarchy(table, params)
     owner = plan.group_of_leaf()
     assert len(owner) == len(table)
     assert (np.diff(owner) >= 0).all() and (np.diff(owner) <= 1).all()  # contiguous, in order
@@ -56,7 +58,8 @@ def test_extreme_thresholds():
     table = synthetic_table()
     one_group_per_file = plan_hierarchy(table, Parameters(similarity_drop_threshold=-1.0))
     assert one_group_per_file.group_count == len(table.paths)
-    one_group_per_leaf = plan_hierarchy(table, Parameters(similarity_drop_threshold=1.0))
+    # The seed's rule cuts at every pair below the threshold; 1.0 is above every pair.
+    one_group_per_leaf = plan_hierarchy(table, Parameters(similarity_drop_threshold=1.0, boundary_rule="threshold"))
     assert one_group_per_leaf.group_count == len(table)
 
 

@@ -55,3 +55,22 @@ def test_a_drop_below_the_threshold_is_a_boundary():
     seg = segment(vectors, np.zeros(6, dtype=int), similarity_drop_threshold=0.5, smoothing_window_size=1)
     assert seg.boundaries.tolist() == [False, False, True, False, False]
     assert seg.topic_boundary_count == 1
+
+
+def test_valley_rule_cuts_once_where_smoothing_spreads_one_drop():
+    a, b = np.array([1.0, 0.0]), np.array([0.0, 1.0])
+    vectors = normalise(np.stack([a, a, a, a, b, b, b, b]).astype(np.float32))
+    file_index = np.zeros(8, dtype=int)
+    seed_rule = segment(vectors, file_index, 0.8, 3, boundary_rule="threshold")
+    valley = segment(vectors, file_index, 0.8, 3, boundary_rule="valley")
+    assert np.flatnonzero(seed_rule.boundaries).tolist() == [2, 3, 4]  # the drop, smeared
+    assert np.flatnonzero(valley.boundaries).tolist() == [3]  # exactly where the topic changes
+
+
+def test_valley_rule_keeps_one_cut_per_run_and_all_file_edges():
+    sims_vectors = normalise(np.array([[1, 0], [1, 0], [0, 1], [0, 1], [1, 0], [1, 0]], dtype=np.float32))
+    file_index = np.array([0, 0, 0, 1, 1, 1])
+    seg = segment(sims_vectors, file_index, 0.5, 1, boundary_rule="valley")
+    assert np.flatnonzero(seg.boundaries).tolist() == [1, 2, 3]  # topic, file edge, topic
+    with pytest.raises(ValueError):
+        segment(sims_vectors, file_index, 0.5, 1, boundary_rule="nope")

@@ -1,0 +1,266 @@
+"""``python -m hsc bench perf``: the figures the README and the notes quote.
+
+Timings are printed, never asserted: they depend on the machine. Each suite
+says what it measured and on what, so a run can be compared with another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hsc.embed import normalise
+from hsc.hierarchy import LeafTable, mean_pool, plan_hierarchy
+from hsc.params import Parameters, Settings
+from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
+from hsc.tokens import get_counter
+
+SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def bench_chunk(root: Path | None = None) -> dict[str, Any]:
+    """Leaf chunking without embedding over the standard library's ``Lib/``."""
+    from hsc.ingest import load_file, walk_repository
+
+    root = root or Path(sysconfig.get_paths()["stdlib"])
+    params, settings, counter = Parameters(), Settings(), get_counter()
+    started = time.perf_counter()
+    paths = list(walk_repository(root))
+    files = lines = leaves = 0
+    statuses: dict[str, int] = {}
+    for rel_path in paths:
+        parsed = load_file(root, rel_path, params, settings, counter)
+        statuses[parsed.report.status] = statuses.get(parsed.report.status, 0) + 1
+        if parsed.leaves:
+            files += 1
+            leaves += len(parsed.leaves)
+            lines += max(leaf.end_line for leaf in parsed.leaves)
+    seconds = time.perf_counter() - started
+    return {
+        "suite": "chunk", "root": str(root), "files_seen": len(paths), "files_chunked": files,
+        "statuses": statuses, "lines": lines, "leaves": leaves, "seconds": round(seconds, 2),
+        "files_per_second": round(files / seconds, 1), "lines_per_second": round(lines / seconds),
+        "target": "whole tree under 60 s",
+    }  # fmt: skip
+
+
+def bench_embed() -> dict[str, Any]:
+    """Embedding throughput of the default model on the sample repositories' leaves."""
+    from hsc.embed import SentenceTransformerEmbedder
+    from hsc.ingest import load_file, walk_repository
+
+    params, settings, counter = Parameters(), Settings(), get_counter()
+    texts = []
+    for repo in sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir()):
+        for rel_path in walk_repository(repo):
+            texts += [leaf.embedding_text for leaf in load_file(repo, rel_path, params, settings, counter).leaves]
+    started = time.perf_counter()
+    embedder = SentenceTransformerEmbedder(settings.embedding_model)
+    load_seconds = time.perf_counter() - started
+    embedder.embed(texts[:8])  # warm-up
+    started = time.perf_counter()
+    embedder.embed(texts, batch_size=params.embedding_batch_size)
+    seconds = time.perf_counter() - started
+    return {
+        "suite": "embed", "model": settings.embedding_model, "leaves": len(texts),
+        "mean_tokens": round(float(np.mean([counter.count(t) for t in texts])), 1),
+        "batch_size": params.embedding_batch_size, "load_seconds": round(load_seconds, 2),
+        "seconds": round(seconds, 2), "leaves_per_second": round(len(texts) / seconds, 1),
+    }  # fmt: skip
+
+
+def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
+    """Leaves whose vectors drift by topic, in files of 5 to 60 leaves: the
+    structure real repositories have, so segmentation has work to do."""
+    rng = np.random.default_rng(seed)
+    topics = normalise(rng.normal(size=(max(8, n // 40), dim)).astype(np.float32))
+    run_lengths = rng.integers(2, 12, n)
+    topic_of_leaf = np.repeat(rng.integers(0, len(topics), n), run_lengths)[:n]
+    # Noise of norm ~0.8 puts same-topic neighbours near 0.6 cosine, others near 0.
+    noise = 0.8 * rng.normal(size=(n, dim)).astype(np.float32) / np.sqrt(dim)
+    vectors = normalise(topics[topic_of_leaf] + noise)
+    file_sizes = rng.integers(5, 60, n // 5 + 1)
+    file_index = np.repeat(np.arange(len(file_sizes)), file_sizes)[:n].astype(np.int32)
+    lines = np.arange(n, dtype=np.int32) * 12 + 1
+    return LeafTable(
+        leaf_ids=np.arange(1, n + 1, dtype=np.int64), file_index=file_index,
+        paths=[f"pkg/module_{i}.py" for i in range(int(file_index[-1]) + 1)],
+        scopes=[f"pkg.scope_{i}" for i in range(n)], start_lines=lines, end_lines=lines + 10,
+        token_counts=rng.integers(24, 256, n).astype(np.int32), vectors=vectors.astype(np.float32),
+    )  # fmt: skip
+
+
+def _percentiles(samples: list[float]) -> dict[str, float]:
+    values = np.array(samples) * 1000
+    return {"p50_ms": round(float(np.percentile(values, 50)), 3), "p95_ms": round(float(np.percentile(values, 95)), 3),
+            "min_ms": round(float(values.min()), 3)}  # fmt: skip
+
+
+def bench_hierarchy(n: int = 20_000, repeats: int = 20) -> dict[str, Any]:
+    """Rebuilding the hierarchy from cached vectors (numpy only)."""
+    table = synthetic_table(n)
+    params = Parameters(similarity_drop_threshold=0.45, smoothing_window_size=2)
+    plan_hierarchy(table, params)  # warm-up
+    samples = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        plan = plan_hierarchy(table, params)
+        samples.append(time.perf_counter() - started)
+    return {"suite": "hierarchy", "leaves": n, "groups": plan.group_count, "documents": plan.document_count,
+            **_percentiles(samples), "target": "under 100 ms"}  # fmt: skip
+
+
+def bench_query(n: int = 100_000, queries: int = 200) -> dict[str, Any]:
+    """Two-stage query over ``n`` synthetic leaves, without the query's own
+    embedding, against the flat exact search over all of them."""
+    table = synthetic_table(n, seed=1)
+    params = Parameters()
+    plan = plan_hierarchy(table, params)
+    started = time.perf_counter()
+    mid_index = MidLevelIndex.build(mean_pool(table.vectors, plan.group_starts))
+    build_seconds = time.perf_counter() - started
+    retriever = TwoStageRetriever(table.vectors, plan.group_starts, plan.group_ends, mid_index)
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, n, queries)
+    noise = rng.normal(size=(queries, table.vectors.shape[1])).astype(np.float32) * 0.03
+    query_vectors = normalise(table.vectors[rows] + noise)
+    staged_times, flat_times, compared, recall = [], [], [], []
+    k = params.leaf_level_top_k
+    for query in query_vectors:
+        started = time.perf_counter()
+        staged = retriever.search(query, params.mid_level_top_k, k)
+        staged_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        exact = flat_search(table.vectors, query, k)
+        flat_times.append(time.perf_counter() - started)
+        compared.append(staged.leaves_compared)
+        recall.append(len({h.row for h in staged.leaves} & {h.row for h in exact.leaves}) / k)
+    return {
+        "suite": "query", "leaves": n, "groups": plan.group_count, "hnsw_build_seconds": round(build_seconds, 2),
+        "mid_level_top_k": params.mid_level_top_k, "leaf_level_top_k": k, "queries": queries,
+        "two_stage": {**_percentiles(staged_times), "leaves_compared_mean": round(float(np.mean(compared)), 1)},
+        "flat": {**_percentiles(flat_times), "leaves_compared": n},
+        "recall_at_k_vs_flat": round(float(np.mean(recall)), 3),
+        "target": "two-stage p50 under 20 ms",
+    }  # fmt: skip
+
+
+def bench_quality(
+    database: Path | None = None,
+    thresholds: tuple[float, ...] = (0.3, 0.4, 0.45, 0.5, 0.6),
+    windows: tuple[int, ...] = (1, 2, 3),
+) -> dict[str, Any]:
+    """Retrieval quality of parameter choices on the sample repositories,
+    against the labelled queries in ``tests/data/sample_queries.json``.
+
+    A hit is a result in the expected file whose scope ends with the expected
+    name. Everything runs from cached vectors: one index, then numpy.
+    """
+    import tempfile
+
+    from hsc.api import Index
+
+    cases = json.loads((SAMPLE_REPOS.parent / "tests" / "data" / "sample_queries.json").read_text())
+    database = database or Path(tempfile.mkdtemp()) / "quality.db"
+    index = Index.open(database)
+    tables, query_vectors = {}, {}
+    for name in sorted({case["repo"] for case in cases}):
+        index.index(SAMPLE_REPOS / name)
+        tables[name] = index.leaf_table(index.repository_id(SAMPLE_REPOS / name))
+    for case in cases:
+        query_vectors[case["query"]] = index.embed_query(case["query"])
+
+    def hits(table: LeafTable, rows: list[int], case: dict[str, str]) -> list[bool]:
+        return [
+            table.paths[table.file_index[r]] == case["path"] and table.scopes[r].endswith(case["scope_suffix"])
+            for r in rows
+        ]
+
+    base = Parameters()
+    flat_at_1 = flat_at_k = 0
+    for case in cases:
+        table = tables[case["repo"]]
+        found = hits(table, [h.row for h in flat_search(table.vectors, query_vectors[case["query"]], 10).leaves], case)
+        flat_at_1 += found[0]
+        flat_at_k += any(found)
+    grid = []
+    for rule in ("valley", "threshold"):
+        for window in windows:
+            for threshold in thresholds:
+                params = Parameters(**{**base.__dict__, "similarity_drop_threshold": threshold,
+                                       "smoothing_window_size": window, "boundary_rule": rule})  # fmt: skip
+                at_1 = at_k = compared = groups = singletons = 0
+                retrievers = {}
+                for name, table in tables.items():
+                    plan = plan_hierarchy(table, params)
+                    groups += plan.group_count
+                    singletons += int(np.count_nonzero(plan.group_ends - plan.group_starts == 1))
+                    mid_index = MidLevelIndex.build(plan.group_vectors)
+                    retrievers[name] = TwoStageRetriever(table.vectors, plan.group_starts, plan.group_ends, mid_index)
+                for case in cases:
+                    table = tables[case["repo"]]
+                    staged = retrievers[case["repo"]].search(
+                        query_vectors[case["query"]], params.mid_level_top_k, params.leaf_level_top_k
+                    )
+                    found = hits(table, [h.row for h in staged.leaves], case)
+                    at_1 += bool(found and found[0])
+                    at_k += any(found)
+                    compared += staged.leaves_compared
+                grid.append({"boundary_rule": rule, "smoothing_window_size": window,
+                             "similarity_drop_threshold": threshold, "groups": groups,
+                             "singleton_groups": singletons, "hit_at_1": round(at_1 / len(cases), 3),
+                             "hit_at_10": round(at_k / len(cases), 3),
+                             "leaves_compared_mean": round(compared / len(cases), 1)})  # fmt: skip
+    index.close()
+    return {
+        "suite": "quality", "queries": len(cases), "leaves": {n: len(t) for n, t in tables.items()},
+        "flat": {"hit_at_1": round(flat_at_1 / len(cases), 3), "hit_at_10": round(flat_at_k / len(cases), 3)},
+        "grid": grid,
+    }
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    suites = ["chunk", "embed", "hierarchy", "query"] if args.suite == "perf" else [args.suite]
+    results = []
+    for suite in suites:
+        _log(f"bench {suite} ...")
+        if suite == "chunk":
+            result = bench_chunk()
+        elif suite == "embed":
+            result = bench_embed()
+        elif suite == "quality":
+            result = bench_quality()
+        elif suite == "hierarchy":
+            result = bench_hierarchy(args.leaves or 20_000)
+        else:
+            result = bench_query(args.leaves or 100_000)
+        results.append(result)
+        print(json.dumps(result) if args.json else _format(result), flush=True)
+    return 0
+
+
+def _format(result: dict[str, Any]) -> str:
+    if result["suite"] == "quality":
+        lines = [f"quality: {result['queries']} queries, leaves {result['leaves']}, flat {result['flat']}",
+                 "rule       window threshold groups singletons hit@1 hit@10 compared"]  # fmt: skip
+        for row in result["grid"]:
+            lines.append(
+                f"{row['boundary_rule']:<10} {row['smoothing_window_size']:>6} {row['similarity_drop_threshold']:>9} "
+                f"{row['groups']:>6} {row['singleton_groups']:>10} {row['hit_at_1']:>5} {row['hit_at_10']:>6} "
+                f"{row['leaves_compared_mean']:>8}"
+            )
+        return "\n".join(lines)
+    return f"{result['suite']}: " + ", ".join(
+        f"{k}={v}" for k, v in result.items() if k != "suite"
+    )
