@@ -57,6 +57,12 @@ def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
 
 def command_index(args: argparse.Namespace) -> int:
     params, settings = _configure(args)
+    root = Path(args.path)
+    # Check before opening: the default database would otherwise create the folder.
+    if not root.exists():
+        raise FileNotFoundError(f"no such folder: {root}")
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
         report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
         summary = {
