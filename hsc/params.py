@@ -35,7 +35,8 @@ class Parameters:
     embedding_batch_size: int = _p(32, "Leaves sent to the embedding model at once.", "embed")
     similarity_drop_threshold: float = _p(
         0.5,
-        "A boundary falls between two adjacent leaves wherever the smoothed cosine similarity is below this.",
+        "A boundary falls where the smoothed cosine similarity of adjacent leaves drops below this "
+        "(where exactly: boundary_rule).",
         "hierarchy",
     )
     smoothing_window_size: int = _p(
@@ -122,7 +123,8 @@ def _coerce(value: Any, annotation: Any, name: str) -> Any:
         try:
             return kind(value)
         except ValueError:
-            raise ValueError(f"{name} expects a {kind.__name__}, got {value!r}") from None
+            article = "an" if kind is int else "a"
+            raise ValueError(f"{name} expects {article} {kind.__name__}, got {value!r}") from None
     if kind is float and isinstance(value, int):
         return float(value)
     return value

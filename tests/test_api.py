@@ -224,3 +224,34 @@ def unsubscribe_from_mailing_list(mailing_list, address):
     """Remove an e-mail address from the newsletter mailing list."""
     mailing_list.discard(address.lower())
 '''
+
+
+def test_building_with_ollama_records_it_and_falls_back_when_it_goes_away(indexed_samples, tmp_path):
+    from fake_ollama import FakeOllama
+
+    from hsc.params import Settings
+    from hsc.summarize import make_summarizer
+
+    index, root, _ = indexed_samples
+    rid = repo_id(index, root, "shortlink_go")
+    params = Parameters(maximum_merged_chunk_token_length=200)
+    with FakeOllama(reply="Routes short codes to their target URLs.") as server:
+        settings = Settings(summariser="ollama", ollama_host=server.url, ollama_model="llama3.2")
+        index.use_summarizer(make_summarizer(settings, index.counter))
+        assert "Ollama" in index.summariser_description()
+        built = index.build(rid, params, name="with-ollama")
+        documents = index.documents(built["id"])
+        assert all(d.summariser == "ollama" and d.summary_model == "llama3.2" for d in documents)
+        assert documents[0].summary.startswith("Routes short codes")
+        assert any("handlers.go" in prompt or "ServeHTTP" in prompt for prompt in server.prompts())
+        url = server.url
+    # The server is gone: the next build says so and uses the digest.
+    index.use_summarizer(make_summarizer(Settings(summariser="ollama", ollama_host=url), index.counter))
+    try:
+        rebuilt = index.build(rid, Parameters(maximum_merged_chunk_token_length=150), name="ollama-gone")
+        documents = index.documents(rebuilt["id"])
+        assert all(d.summariser == "digest" for d in documents)
+        notes = index.store.rows("SELECT note FROM summaries WHERE summariser = 'digest' AND note != ''")
+        assert any("did not answer" in row["note"] for row in notes)
+    finally:
+        index.use_summarizer(make_summarizer(Settings(summariser="digest"), index.counter))
