@@ -18,6 +18,7 @@ import numpy as np
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
 from hsc.params import Parameters, Settings, with_values
+from hsc.parse import module_name
 from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, common_scope, index_repository
 from hsc.retrieve import MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
 from hsc.store import Store
@@ -25,6 +26,7 @@ from hsc.summarize import Summarizer, describe_summarizer, make_summarizer
 from hsc.tokens import TokenCounter, get_counter
 
 DEFAULT_HIERARCHY = "default"
+CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
 
 
 def default_database(repository: str | Path | None = None) -> Path:
@@ -75,7 +77,17 @@ class QueryResult:
     parent: NodeView | None = None
 
     def to_json(self) -> dict[str, Any]:
-        keys = ("rank", "score", "leaf_id", "path", "start_line", "end_line", "scope", "parent_id", "parent_score")
+        keys = (
+            "rank",
+            "score",
+            "leaf_id",
+            "path",
+            "start_line",
+            "end_line",
+            "scope",
+            "parent_id",
+            "parent_score",
+        )
         return {k: getattr(self, k) for k in keys}
 
 
@@ -227,13 +239,21 @@ class Index:
             raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
         params = params or Parameters()
         report = index_repository(
-            self.store, root, params, self.settings, self.counter, lambda: self.embedder,
+            self.store,
+            root,
+            params,
+            self.settings,
+            self.counter,
+            lambda: self.embedder,
             progress or (lambda _: None),
-        )  # fmt: skip
+        )
         existing = self.store.hierarchies(report.repository_id)
         if report.changed or not existing:
             for row in existing or [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]:
-                saved = with_values(Parameters(), json.loads(row["parameters"]))
+                # A saved set keeps its own grouping and query values; its chunk
+                # sizes become the ones the leaves were just cut with.
+                chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
+                saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
                 self.build(report.repository_id, saved, name=row["name"], progress=progress)
         return report
 
@@ -278,7 +298,14 @@ class Index:
         model = repository.get("embedding_model") or self.settings.embedding_model
         old = self.store.hierarchy_by_name(repository_id, name)
         hierarchy_id, _ = build_hierarchy(
-            self.store, repository_id, table, params, name, model, self.summarizer, progress or (lambda _: None)
+            self.store,
+            repository_id,
+            table,
+            params,
+            name,
+            model,
+            self.summarizer,
+            progress or (lambda _: None),
         )
         if old:
             self._forget(int(old["id"]))
@@ -346,7 +373,7 @@ class Index:
             language=row["language"] or "",
             start_line=row["start_line"],
             end_line=row["end_line"],
-            scope=row["path"],
+            scope=module_name(row["path"]),
             node_type="document",
             token_count=row["token_count"],
             parent_id=None,
@@ -425,22 +452,35 @@ class Index:
         # A leaf stayed when its group holds exactly the same leaves in both.
         members_a = {o: tuple(np.flatnonzero(owners_a == o)) for o in np.unique(owners_a)}
         members_b = {o: tuple(np.flatnonzero(owners_b == o)) for o in np.unique(owners_b)}
-        moved = [
-            i for i in range(len(table)) if members_a[owners_a[i]] != members_b[owners_b[i]]
-        ]
+        moved = [i for i in range(len(table)) if members_a[owners_a[i]] != members_b[owners_b[i]]]
         return {
-            "first": {"id": first_id, "name": first["name"], "parameters": first["parameters"],
-                      "group_count": first["group_count"], "group_sizes": sizes_a},
-            "second": {"id": second_id, "name": second["name"], "parameters": second["parameters"],
-                       "group_count": second["group_count"], "group_sizes": sizes_b},
+            "first": {
+                "id": first_id,
+                "name": first["name"],
+                "parameters": first["parameters"],
+                "group_count": first["group_count"],
+                "group_sizes": sizes_a,
+            },
+            "second": {
+                "id": second_id,
+                "name": second["name"],
+                "parameters": second["parameters"],
+                "group_count": second["group_count"],
+                "group_sizes": sizes_b,
+            },
             "leaf_count": len(table),
             "moved_leaves": [
-                {"leaf_id": f"leaf:{int(table.leaf_ids[i])}", "path": table.paths[table.file_index[i]],
-                 "scope": table.scopes[i], "start_line": int(table.start_lines[i]),
-                 "first_group": f"mid:{int(owners_a[i])}", "second_group": f"mid:{int(owners_b[i])}"}
+                {
+                    "leaf_id": f"leaf:{int(table.leaf_ids[i])}",
+                    "path": table.paths[table.file_index[i]],
+                    "scope": table.scopes[i],
+                    "start_line": int(table.start_lines[i]),
+                    "first_group": f"mid:{int(owners_a[i])}",
+                    "second_group": f"mid:{int(owners_b[i])}",
+                }
                 for i in moved
             ],
-        }  # fmt: skip
+        }
 
     # -- retrieval ------------------------------------------------------------------------
 
@@ -473,9 +513,13 @@ class Index:
             mid_index = MidLevelIndex.build(group_vectors)
             mid_index.save(path)
         loaded = _Loaded(
-            hierarchy_id, table, group_starts, group_ends, mid_ids,
+            hierarchy_id,
+            table,
+            group_starts,
+            group_ends,
+            mid_ids,
             TwoStageRetriever(table.vectors, group_starts, group_ends, mid_index),
-        )  # fmt: skip
+        )
         self._cache.loaded[hierarchy_id] = loaded
         return loaded
 
@@ -500,6 +544,7 @@ class Index:
         hierarchy = self.hierarchy(hierarchy_id)
         params = params or with_values(Parameters(), hierarchy["parameters"])
         loaded = self._load(hierarchy_id)
+        hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
         started = time.perf_counter()
         vector = self.embed_query(text)
         embedding_ms = (time.perf_counter() - started) * 1000
@@ -516,10 +561,19 @@ class Index:
         groups = []
         for rank, hit in enumerate(staged.groups, start=1):
             view = mid_rows[loaded.mid_ids[hit.ordinal]]
-            groups.append(GroupResult(
-                rank, view.id, hit.score, view.path, view.start_line, view.end_line, view.scope,
-                len(view.children), view.summary,
-            ))  # fmt: skip
+            groups.append(
+                GroupResult(
+                    rank,
+                    view.id,
+                    hit.score,
+                    view.path,
+                    view.start_line,
+                    view.end_line,
+                    view.scope,
+                    len(view.children),
+                    view.summary,
+                )
+            )
         two_stage = self._results(loaded, staged, mid_rows)
         flat_results = self._results(loaded, exact, mid_rows)
         response = QueryResponse(
@@ -539,25 +593,42 @@ class Index:
             rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
             rows += [("flat", r.rank, r.leaf_id, r.score) for r in flat_results]
             response.query_id = self.store.save_query(
-                int(hierarchy["repository_id"]), hierarchy_id, text, response.mode, asdict(params),
-                response.leaves_compared, response.elapsed_ms, rows,
-            )  # fmt: skip
+                int(hierarchy["repository_id"]),
+                hierarchy_id,
+                text,
+                response.mode,
+                asdict(params),
+                response.leaves_compared,
+                response.elapsed_ms,
+                rows,
+            )
         return response
 
     def _results(self, loaded: _Loaded, retrieval: Retrieval, mids: dict[int, NodeView]) -> list[QueryResult]:
         leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]
         rows = self.store.leaves_by_id(leaf_ids)
-        group_of_row = np.searchsorted(loaded.group_starts, [hit.row for hit in retrieval.leaves], side="right") - 1
+        group_of_row = (
+            np.searchsorted(loaded.group_starts, [hit.row for hit in retrieval.leaves], side="right") - 1
+        )
         results = []
         for rank, (hit, leaf_id, group) in enumerate(zip(retrieval.leaves, leaf_ids, group_of_row), start=1):
             row = rows[leaf_id]
             mid_id = loaded.mid_ids[int(group)]
-            results.append(QueryResult(
-                rank=rank, score=hit.score, leaf_id=f"leaf:{leaf_id}", path=row["path"],
-                start_line=row["start_line"], end_line=row["end_line"], scope=row["scope"],
-                parent_id=f"mid:{mid_id}", parent_score=None if hit.group < 0 else hit.group_score,
-                text=row["text"], parent=mids.get(mid_id),
-            ))  # fmt: skip
+            results.append(
+                QueryResult(
+                    rank=rank,
+                    score=hit.score,
+                    leaf_id=f"leaf:{leaf_id}",
+                    path=row["path"],
+                    start_line=row["start_line"],
+                    end_line=row["end_line"],
+                    scope=row["scope"],
+                    parent_id=f"mid:{mid_id}",
+                    parent_score=None if hit.group < 0 else hit.group_score,
+                    text=row["text"],
+                    parent=mids.get(mid_id),
+                )
+            )
         return results
 
     def query_history(self, repository_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
@@ -580,15 +651,21 @@ class Index:
             by_status: dict[str, int] = {}
             for row in files:
                 by_status[row["status"]] = by_status.get(row["status"], 0) + 1
-            repositories.append({
-                "id": repository["id"], "root": repository["root"], "name": repository["name"],
-                "embedding_model": repository["embedding_model"], "files": by_status,
-                "leaves": repository["leaf_count"], "languages": by_language,
-                "hierarchies": [
-                    {k: h[k] for k in ("id", "name", "group_count", "document_count", "topic_boundaries")}
-                    for h in self.store.hierarchies(int(repository["id"]))
-                ],
-            })  # fmt: skip
+            repositories.append(
+                {
+                    "id": repository["id"],
+                    "root": repository["root"],
+                    "name": repository["name"],
+                    "embedding_model": repository["embedding_model"],
+                    "files": by_status,
+                    "leaves": repository["leaf_count"],
+                    "languages": by_language,
+                    "hierarchies": [
+                        {k: h[k] for k in ("id", "name", "group_count", "document_count", "topic_boundaries")}
+                        for h in self.store.hierarchies(int(repository["id"]))
+                    ],
+                }
+            )
         size = sum(p.stat().st_size for p in self.store.path.parent.glob(self.store.path.name + "*"))
         return {
             "database": str(self.store.path),
@@ -598,7 +675,9 @@ class Index:
             "repositories": repositories,
         }
 
-    def export(self, hierarchy_id: int | None = None, repository_id: int | None = None) -> Iterator[dict[str, Any]]:
+    def export(
+        self, hierarchy_id: int | None = None, repository_id: int | None = None
+    ) -> Iterator[dict[str, Any]]:
         """Every node of a hierarchy, top to leaf, as rows with explicit links."""
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
@@ -613,8 +692,16 @@ class Index:
     def _export_row(view: NodeView) -> dict[str, Any]:
         text = view.text if view.level == "leaf" else (view.summary or view.text)
         return {
-            "id": view.id, "level": view.level, "path": view.path, "start_line": view.start_line,
-            "end_line": view.end_line, "parent_id": view.parent_id, "children": view.children,
-            "scope": view.scope, "node_type": view.node_type, "token_count": view.token_count, "text": text,
+            "id": view.id,
+            "level": view.level,
+            "path": view.path,
+            "start_line": view.start_line,
+            "end_line": view.end_line,
+            "parent_id": view.parent_id,
+            "children": view.children,
+            "scope": view.scope,
+            "node_type": view.node_type,
+            "token_count": view.token_count,
+            "text": text,
             "summariser": view.summariser,
-        }  # fmt: skip
+        }

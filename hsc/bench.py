@@ -48,11 +48,18 @@ def bench_chunk(root: Path | None = None) -> dict[str, Any]:
             lines += max(leaf.end_line for leaf in parsed.leaves)
     seconds = time.perf_counter() - started
     return {
-        "suite": "chunk", "root": str(root), "files_seen": len(paths), "files_chunked": files,
-        "statuses": statuses, "lines": lines, "leaves": leaves, "seconds": round(seconds, 2),
-        "files_per_second": round(files / seconds, 1), "lines_per_second": round(lines / seconds),
+        "suite": "chunk",
+        "root": str(root),
+        "files_seen": len(paths),
+        "files_chunked": files,
+        "statuses": statuses,
+        "lines": lines,
+        "leaves": leaves,
+        "seconds": round(seconds, 2),
+        "files_per_second": round(files / seconds, 1),
+        "lines_per_second": round(lines / seconds),
         "target": "whole tree under 60 s",
-    }  # fmt: skip
+    }
 
 
 def bench_embed() -> dict[str, Any]:
@@ -64,7 +71,9 @@ def bench_embed() -> dict[str, Any]:
     texts = []
     for repo in sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir()):
         for rel_path in walk_repository(repo):
-            texts += [leaf.embedding_text for leaf in load_file(repo, rel_path, params, settings, counter).leaves]
+            texts += [
+                leaf.embedding_text for leaf in load_file(repo, rel_path, params, settings, counter).leaves
+            ]
     started = time.perf_counter()
     embedder = SentenceTransformerEmbedder(settings.embedding_model)
     load_seconds = time.perf_counter() - started
@@ -73,11 +82,15 @@ def bench_embed() -> dict[str, Any]:
     embedder.embed(texts, batch_size=params.embedding_batch_size)
     seconds = time.perf_counter() - started
     return {
-        "suite": "embed", "model": settings.embedding_model, "leaves": len(texts),
+        "suite": "embed",
+        "model": settings.embedding_model,
+        "leaves": len(texts),
         "mean_tokens": round(float(np.mean([counter.count(t) for t in texts])), 1),
-        "batch_size": params.embedding_batch_size, "load_seconds": round(load_seconds, 2),
-        "seconds": round(seconds, 2), "leaves_per_second": round(len(texts) / seconds, 1),
-    }  # fmt: skip
+        "batch_size": params.embedding_batch_size,
+        "load_seconds": round(load_seconds, 2),
+        "seconds": round(seconds, 2),
+        "leaves_per_second": round(len(texts) / seconds, 1),
+    }
 
 
 def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
@@ -94,17 +107,24 @@ def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
     file_index = np.repeat(np.arange(len(file_sizes)), file_sizes)[:n].astype(np.int32)
     lines = np.arange(n, dtype=np.int32) * 12 + 1
     return LeafTable(
-        leaf_ids=np.arange(1, n + 1, dtype=np.int64), file_index=file_index,
+        leaf_ids=np.arange(1, n + 1, dtype=np.int64),
+        file_index=file_index,
         paths=[f"pkg/module_{i}.py" for i in range(int(file_index[-1]) + 1)],
-        scopes=[f"pkg.scope_{i}" for i in range(n)], start_lines=lines, end_lines=lines + 10,
-        token_counts=rng.integers(24, 256, n).astype(np.int32), vectors=vectors.astype(np.float32),
-    )  # fmt: skip
+        scopes=[f"pkg.scope_{i}" for i in range(n)],
+        start_lines=lines,
+        end_lines=lines + 10,
+        token_counts=rng.integers(24, 256, n).astype(np.int32),
+        vectors=vectors.astype(np.float32),
+    )
 
 
 def _percentiles(samples: list[float]) -> dict[str, float]:
     values = np.array(samples) * 1000
-    return {"p50_ms": round(float(np.percentile(values, 50)), 3), "p95_ms": round(float(np.percentile(values, 95)), 3),
-            "min_ms": round(float(values.min()), 3)}  # fmt: skip
+    return {
+        "p50_ms": round(float(np.percentile(values, 50)), 3),
+        "p95_ms": round(float(np.percentile(values, 95)), 3),
+        "min_ms": round(float(values.min()), 3),
+    }
 
 
 def bench_hierarchy(n: int = 20_000, repeats: int = 20) -> dict[str, Any]:
@@ -117,8 +137,14 @@ def bench_hierarchy(n: int = 20_000, repeats: int = 20) -> dict[str, Any]:
         started = time.perf_counter()
         plan = plan_hierarchy(table, params)
         samples.append(time.perf_counter() - started)
-    return {"suite": "hierarchy", "leaves": n, "groups": plan.group_count, "documents": plan.document_count,
-            **_percentiles(samples), "target": "under 100 ms"}  # fmt: skip
+    return {
+        "suite": "hierarchy",
+        "leaves": n,
+        "groups": plan.group_count,
+        "documents": plan.document_count,
+        **_percentiles(samples),
+        "target": "under 100 ms",
+    }
 
 
 def bench_query(n: int = 100_000, queries: int = 200) -> dict[str, Any]:
@@ -147,13 +173,21 @@ def bench_query(n: int = 100_000, queries: int = 200) -> dict[str, Any]:
         compared.append(staged.leaves_compared)
         recall.append(len({h.row for h in staged.leaves} & {h.row for h in exact.leaves}) / k)
     return {
-        "suite": "query", "leaves": n, "groups": plan.group_count, "hnsw_build_seconds": round(build_seconds, 2),
-        "mid_level_top_k": params.mid_level_top_k, "leaf_level_top_k": k, "queries": queries,
-        "two_stage": {**_percentiles(staged_times), "leaves_compared_mean": round(float(np.mean(compared)), 1)},
+        "suite": "query",
+        "leaves": n,
+        "groups": plan.group_count,
+        "hnsw_build_seconds": round(build_seconds, 2),
+        "mid_level_top_k": params.mid_level_top_k,
+        "leaf_level_top_k": k,
+        "queries": queries,
+        "two_stage": {
+            **_percentiles(staged_times),
+            "leaves_compared_mean": round(float(np.mean(compared)), 1),
+        },
         "flat": {**_percentiles(flat_times), "leaves_compared": n},
         "recall_at_k_vs_flat": round(float(np.mean(recall)), 3),
         "target": "two-stage p50 under 20 ms",
-    }  # fmt: skip
+    }
 
 
 def bench_quality(
@@ -183,7 +217,8 @@ def bench_quality(
 
     def hits(table: LeafTable, rows: list[int], case: dict[str, str]) -> list[bool]:
         return [
-            table.paths[table.file_index[r]] == case["path"] and table.scopes[r].endswith(case["scope_suffix"])
+            table.paths[table.file_index[r]] == case["path"]
+            and table.scopes[r].endswith(case["scope_suffix"])
             for r in rows
         ]
 
@@ -191,15 +226,23 @@ def bench_quality(
     flat_at_1 = flat_at_k = 0
     for case in cases:
         table = tables[case["repo"]]
-        found = hits(table, [h.row for h in flat_search(table.vectors, query_vectors[case["query"]], 10).leaves], case)
+        found = hits(
+            table, [h.row for h in flat_search(table.vectors, query_vectors[case["query"]], 10).leaves], case
+        )
         flat_at_1 += found[0]
         flat_at_k += any(found)
     grid = []
     for rule in ("valley", "threshold"):
         for window in windows:
             for threshold in thresholds:
-                params = Parameters(**{**base.__dict__, "similarity_drop_threshold": threshold,
-                                       "smoothing_window_size": window, "boundary_rule": rule})  # fmt: skip
+                params = Parameters(
+                    **{
+                        **base.__dict__,
+                        "similarity_drop_threshold": threshold,
+                        "smoothing_window_size": window,
+                        "boundary_rule": rule,
+                    }
+                )
                 at_1 = at_k = compared = groups = singletons = 0
                 retrievers = {}
                 for name, table in tables.items():
@@ -207,7 +250,9 @@ def bench_quality(
                     groups += plan.group_count
                     singletons += int(np.count_nonzero(plan.group_ends - plan.group_starts == 1))
                     mid_index = MidLevelIndex.build(plan.group_vectors)
-                    retrievers[name] = TwoStageRetriever(table.vectors, plan.group_starts, plan.group_ends, mid_index)
+                    retrievers[name] = TwoStageRetriever(
+                        table.vectors, plan.group_starts, plan.group_ends, mid_index
+                    )
                 for case in cases:
                     table = tables[case["repo"]]
                     staged = retrievers[case["repo"]].search(
@@ -217,14 +262,23 @@ def bench_quality(
                     at_1 += bool(found and found[0])
                     at_k += any(found)
                     compared += staged.leaves_compared
-                grid.append({"boundary_rule": rule, "smoothing_window_size": window,
-                             "similarity_drop_threshold": threshold, "groups": groups,
-                             "singleton_groups": singletons, "hit_at_1": round(at_1 / len(cases), 3),
-                             "hit_at_10": round(at_k / len(cases), 3),
-                             "leaves_compared_mean": round(compared / len(cases), 1)})  # fmt: skip
+                grid.append(
+                    {
+                        "boundary_rule": rule,
+                        "smoothing_window_size": window,
+                        "similarity_drop_threshold": threshold,
+                        "groups": groups,
+                        "singleton_groups": singletons,
+                        "hit_at_1": round(at_1 / len(cases), 3),
+                        "hit_at_10": round(at_k / len(cases), 3),
+                        "leaves_compared_mean": round(compared / len(cases), 1),
+                    }
+                )
     index.close()
     return {
-        "suite": "quality", "queries": len(cases), "leaves": {n: len(t) for n, t in tables.items()},
+        "suite": "quality",
+        "queries": len(cases),
+        "leaves": {n: len(t) for n, t in tables.items()},
         "flat": {"hit_at_1": round(flat_at_1 / len(cases), 3), "hit_at_10": round(flat_at_k / len(cases), 3)},
         "grid": grid,
     }
@@ -252,15 +306,16 @@ def run_bench(args: argparse.Namespace) -> int:
 
 def _format(result: dict[str, Any]) -> str:
     if result["suite"] == "quality":
-        lines = [f"quality: {result['queries']} queries, leaves {result['leaves']}, flat {result['flat']}",
-                 "rule       window threshold groups singletons hit@1 hit@10 compared"]  # fmt: skip
+        lines = [
+            f"quality: {result['queries']} queries, leaves {result['leaves']}, flat {result['flat']}",
+            "rule       window threshold groups singletons hit@1 hit@10 compared",
+        ]
         for row in result["grid"]:
             lines.append(
-                f"{row['boundary_rule']:<10} {row['smoothing_window_size']:>6} {row['similarity_drop_threshold']:>9} "
-                f"{row['groups']:>6} {row['singleton_groups']:>10} {row['hit_at_1']:>5} {row['hit_at_10']:>6} "
+                f"{row['boundary_rule']:<10} {row['smoothing_window_size']:>6} "
+                f"{row['similarity_drop_threshold']:>9} {row['groups']:>6} {row['singleton_groups']:>10} "
+                f"{row['hit_at_1']:>5} {row['hit_at_10']:>6} "
                 f"{row['leaves_compared_mean']:>8}"
             )
         return "\n".join(lines)
-    return f"{result['suite']}: " + ", ".join(
-        f"{k}={v}" for k, v in result.items() if k != "suite"
-    )
+    return f"{result['suite']}: " + ", ".join(f"{k}={v}" for k, v in result.items() if k != "suite")

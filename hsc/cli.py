@@ -66,14 +66,21 @@ def command_index(args: argparse.Namespace) -> int:
     with _open(args, settings, repository=args.path) as index:
         report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
         summary = {
-            "repository_id": report.repository_id, "root": report.root, "files_seen": report.files_seen,
-            "files_parsed": report.files_parsed, "files_unchanged": report.files_unchanged,
-            "files_skipped": report.files_skipped, "files_failed": report.files_failed,
-            "files_removed": report.files_removed, "leaves": report.leaves,
-            "leaves_embedded": report.leaves_embedded, "leaves_from_cache": report.leaves_from_cache,
-            "seconds": round(report.seconds, 3), "database": str(index.store.path),
+            "repository_id": report.repository_id,
+            "root": report.root,
+            "files_seen": report.files_seen,
+            "files_parsed": report.files_parsed,
+            "files_unchanged": report.files_unchanged,
+            "files_skipped": report.files_skipped,
+            "files_failed": report.files_failed,
+            "files_removed": report.files_removed,
+            "leaves": report.leaves,
+            "leaves_embedded": report.leaves_embedded,
+            "leaves_from_cache": report.leaves_from_cache,
+            "seconds": round(report.seconds, 3),
+            "database": str(index.store.path),
             "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in report.problems],
-        }  # fmt: skip
+        }
         if args.json:
             print(json.dumps(summary))
         else:
@@ -81,7 +88,8 @@ def command_index(args: argparse.Namespace) -> int:
                 f"indexed {report.root}: {report.files_seen} files ({report.files_parsed} parsed, "
                 f"{report.files_unchanged} unchanged, {report.files_skipped} skipped, {report.files_failed} "
                 f"failed, {report.files_removed} removed), {report.leaves} leaves, {report.leaves_embedded} "
-                f"embedded, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s -> {index.store.path}"
+                f"embedded, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s "
+                f"-> {index.store.path}"
             )
             for problem in report.problems:
                 print(f"  {problem.status}: {problem.path}: {problem.reason}")
@@ -91,8 +99,9 @@ def command_index(args: argparse.Namespace) -> int:
 def command_build(args: argparse.Namespace) -> int:
     params, settings = _configure(args)
     with _open(args, settings) as index:
-        info = index.build(_repository_id(index, args), params, name=args.name,
-                           progress=_progress_printer(not args.quiet))  # fmt: skip
+        info = index.build(
+            _repository_id(index, args), params, name=args.name, progress=_progress_printer(not args.quiet)
+        )
         if args.json:
             print(json.dumps(info))
         else:
@@ -118,8 +127,10 @@ def _print_response(response: Any, as_json: bool) -> None:
     if as_json:
         print(json.dumps(response.to_json()), flush=True)
         return
-    print(f"query: {response.query}  ({response.mode}, {response.leaves_compared} leaves compared of "
-          f"{response.flat_leaves_compared}, {response.elapsed_ms:.2f} ms)")  # fmt: skip
+    print(
+        f"query: {response.query}  ({response.mode}, {response.leaves_compared} leaves compared of "
+        f"{response.flat_leaves_compared}, {response.elapsed_ms:.2f} ms)"
+    )
     for r in response.results:
         parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
         print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.scope}{parent}")
@@ -136,9 +147,11 @@ def command_query(args: argparse.Namespace) -> int:
         query_values = {k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k")}
         query_params = Parameters(**{**stored, **query_values})
         if args.queries:
-            source = sys.stdin if args.queries == "-" else open(args.queries, encoding="utf-8")
-            with source:
-                texts = [line.strip() for line in source if line.strip()]
+            if args.queries == "-":
+                lines = sys.stdin.read().splitlines()
+            else:
+                lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+            texts = [line.strip() for line in lines if line.strip()]
         elif args.text:
             texts = [args.text]
         else:
@@ -156,17 +169,23 @@ def command_stats(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(stats))
             return 0
-        print(f"database {stats['database']} ({stats['database_bytes'] / 1e6:.1f} MB), tokenizer "
-              f"{stats['tokenizer']}")  # fmt: skip
+        print(
+            f"database {stats['database']} ({stats['database_bytes'] / 1e6:.1f} MB), tokenizer "
+            f"{stats['tokenizer']}"
+        )
         for name, count in stats["tables"].items():
             print(f"  {name:<13}{count:>8}")
         for repository in stats["repositories"]:
-            print(f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves, "
-                  f"files {repository['files']}, model {repository['embedding_model']}")  # fmt: skip
+            print(
+                f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves, "
+                f"files {repository['files']}, model {repository['embedding_model']}"
+            )
             for language, entry in sorted(repository["languages"].items()):
                 print(f"  {language:<12}{entry['files']:>5} files {entry['leaves']:>6} leaves")
             for h in repository["hierarchies"]:
-                print(f"  hierarchy {h['name']!r}: {h['group_count']} groups, {h['document_count']} documents")
+                print(
+                    f"  hierarchy {h['name']!r}: {h['group_count']} groups, {h['document_count']} documents"
+                )
     return 0
 
 
@@ -183,7 +202,8 @@ def command_params(args: argparse.Namespace) -> int:
     for kind in (Parameters, Settings):
         print(f"[{kind.__name__.lower()}]")
         for entry in describe(kind):
-            print(f"  {entry['name']} = {entry['default']!r}  ({entry['type']}, {entry['stage']}): {entry['help']}")
+            kind_and_stage = f"{entry['type']}, {entry['stage']}"
+            print(f"  {entry['name']} = {entry['default']!r}  ({kind_and_stage}): {entry['help']}")
     return 0
 
 
@@ -201,8 +221,12 @@ def build_parser() -> argparse.ArgumentParser:
         command = sub.add_parser(name, help=help, description=help)
         command.add_argument("--db", help="index database (default: .hsc/index.db in the repository or here)")
         if settable:
-            command.add_argument("--set", action="append", metavar="NAME=VALUE",
-                                 help="a parameter or setting, e.g. --set similarity_drop_threshold=0.4")  # fmt: skip
+            command.add_argument(
+                "--set",
+                action="append",
+                metavar="NAME=VALUE",
+                help="a parameter or setting, e.g. --set similarity_drop_threshold=0.4",
+            )
             command.add_argument("--config", metavar="TOML", help="parameters and settings from a TOML file")
         return command
 
@@ -242,7 +266,12 @@ def build_parser() -> argparse.ArgumentParser:
     params.set_defaults(run=command_params)
 
     bench = sub.add_parser("bench", help="performance figures (see benchmarks/README.md)")
-    bench.add_argument("suite", choices=["perf", "chunk", "embed", "hierarchy", "query", "quality"], nargs="?", default="perf")
+    bench.add_argument(
+        "suite",
+        choices=["perf", "chunk", "embed", "hierarchy", "query", "quality"],
+        nargs="?",
+        default="perf",
+    )
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
     bench.set_defaults(run=command_bench)

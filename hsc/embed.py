@@ -66,7 +66,10 @@ class SentenceTransformerEmbedder:
             ) from error
         self.name = name
         # Renamed in sentence-transformers 6; keep working with older releases too.
-        dimension = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
         self.dimension = int(dimension())
         self.max_seq_length = int(self._model.max_seq_length)
 

@@ -108,7 +108,9 @@ class Settings:
     )
     ollama_model: str = _p("llama3.2", "Model the Ollama server summarises with.", "summary")
     ollama_timeout: float = _p(60.0, "Seconds to wait for one Ollama summary.", "summary")
-    max_file_bytes: int = _p(1_000_000, "Files larger than this are skipped, with the reason recorded.", "ingest")
+    max_file_bytes: int = _p(
+        1_000_000, "Files larger than this are skipped, with the reason recorded.", "ingest"
+    )
     max_line_length: int = _p(
         4000, "Files with a line longer than this are treated as minified and skipped.", "ingest"
     )

@@ -775,7 +775,9 @@ class _Cutter:
             while tokens > self.maximum and stop - index > 1:  # token counts are not quite additive
                 stop -= 1
                 while (
-                    stop - index > 1 and stop < len(atoms) and self._cuts_mid_line(atoms[stop - 1], atoms[stop])
+                    stop - index > 1
+                    and stop < len(atoms)
+                    and self._cuts_mid_line(atoms[stop - 1], atoms[stop])
                 ):
                     stop -= 1
                 start, end = self.trim(atoms[index].lo, atoms[stop - 1].hi)

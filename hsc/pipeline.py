@@ -7,6 +7,7 @@ Side effects live here and in the store; the stages themselves stay pure.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -120,13 +121,16 @@ def index_repository(
 
     for number, rel_path in enumerate(paths, start=1):
         state = known.get(rel_path)
-        if state and state["chunk_key"] == key and state["embedding_model"] == model:
-            if state["content_hash"] and state["content_hash"] == _file_hash(root / rel_path):
-                report.files_unchanged += 1
-                if state["status"] != "indexed":
-                    report.files_skipped += 1
-                progress(Progress("files", number, len(paths), rel_path))
-                continue
+        same_settings = state and state["chunk_key"] == key and state["embedding_model"] == model
+        if same_settings and state["content_hash"] and state["content_hash"] == _file_hash(root / rel_path):
+            report.files_unchanged += 1
+            if state["status"] != "indexed":
+                report.files_skipped += 1
+                report.problems.append(
+                    FileReport(rel_path, state["language"], state["status"], state["reason"], state["size"])
+                )
+            progress(Progress("files", number, len(paths), rel_path))
+            continue
         parsed = load_file(root, rel_path, params, settings, counter)
         if parsed.report.status == "skipped":
             report.files_skipped += 1
@@ -154,6 +158,12 @@ def index_repository(
         embedding_model=model,
         tokenizer=settings.tokenizer,
         chunk_key=key,
+        parameters=json.dumps(
+            {
+                "minimum_chunk_token_length": params.minimum_chunk_token_length,
+                "maximum_chunk_token_length": params.maximum_chunk_token_length,
+            }
+        ),
         indexed_at=time.time(),
     )
     report.seconds = time.perf_counter() - started
@@ -247,16 +257,39 @@ def build_hierarchy(
             group = plan.group(ordinal)
             texts, scopes = leaf_texts(group.leaf_start, group.leaf_end)
             path = table.paths[group.file_index]
-            requests.append(("mid", ordinal, SummaryRequest(
-                "group", path, files[path]["language"] or "text", common_scope(scopes), texts, scopes, budget
-            )))  # fmt: skip
+            requests.append(
+                (
+                    "mid",
+                    ordinal,
+                    SummaryRequest(
+                        "group",
+                        path,
+                        files[path]["language"] or "text",
+                        common_scope(scopes),
+                        texts,
+                        scopes,
+                        budget,
+                    ),
+                )
+            )
     for ordinal in range(plan.document_count):
         document = plan.document(ordinal)
         texts, scopes = leaf_texts(document.leaf_start, document.leaf_end)
-        requests.append(("top", ordinal, SummaryRequest(
-            "document", document.path, files[document.path]["language"] or "text", common_scope(scopes),
-            texts, scopes, budget,
-        )))  # fmt: skip
+        requests.append(
+            (
+                "top",
+                ordinal,
+                SummaryRequest(
+                    "document",
+                    document.path,
+                    files[document.path]["language"] or "text",
+                    common_scope(scopes),
+                    texts,
+                    scopes,
+                    budget,
+                ),
+            )
+        )
 
     made: dict[tuple[str, int], tuple[str, str, str]] = {}
     for done, (level, ordinal, request) in enumerate(requests, start=1):
@@ -276,22 +309,33 @@ def build_hierarchy(
     top_rows = []
     for ordinal in range(plan.document_count):
         document = plan.document(ordinal)
-        top_rows.append({
-            "file_id": files[document.path]["id"], "start_line": document.start_line,
-            "end_line": document.end_line, "token_count": document.token_count,
-            "leaf_count": document.leaf_end - document.leaf_start, **summary_columns("top", ordinal),
-        })  # fmt: skip
+        top_rows.append(
+            {
+                "file_id": files[document.path]["id"],
+                "start_line": document.start_line,
+                "end_line": document.end_line,
+                "token_count": document.token_count,
+                "leaf_count": document.leaf_end - document.leaf_start,
+                **summary_columns("top", ordinal),
+            }
+        )
     document_of_group = np.repeat(
         np.arange(plan.document_count), plan.document_group_ends - plan.document_group_starts
     )
     mid_rows = []
     for ordinal in range(plan.group_count):
         group = plan.group(ordinal)
-        mid_rows.append({
-            "file_id": files[table.paths[group.file_index]]["id"], "start_line": group.start_line,
-            "end_line": group.end_line, "token_count": group.token_count, "leaf_count": group.leaf_count,
-            "parent": int(document_of_group[ordinal]), **summary_columns("mid", ordinal),
-        })  # fmt: skip
+        mid_rows.append(
+            {
+                "file_id": files[table.paths[group.file_index]]["id"],
+                "start_line": group.start_line,
+                "end_line": group.end_line,
+                "token_count": group.token_count,
+                "leaf_count": group.leaf_count,
+                "parent": int(document_of_group[ordinal]),
+                **summary_columns("mid", ordinal),
+            }
+        )
     group_of_leaf = plan.group_of_leaf()
     memberships = list(zip(table.leaf_ids.tolist(), group_of_leaf.tolist()))
     counts = {

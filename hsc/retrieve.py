@@ -42,10 +42,8 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     k = min(k, len(scores))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    if k < len(scores):
-        candidates = np.argpartition(-scores, k - 1)[:k]
-    else:
-        candidates = np.arange(len(scores))
+    # argpartition finds the k best in linear time; only those are sorted.
+    candidates = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
     return candidates[np.lexsort((candidates, -scores[candidates]))]
 
 
@@ -57,7 +55,9 @@ class MidLevelIndex:
         self.count = count
 
     @classmethod
-    def build(cls, vectors: np.ndarray, ef_construction: int = 200, m: int = 16, seed: int = 7) -> MidLevelIndex:
+    def build(
+        cls, vectors: np.ndarray, ef_construction: int = 200, m: int = 16, seed: int = 7
+    ) -> MidLevelIndex:
         count, dim = vectors.shape
         index = hnswlib.Index(space="ip", dim=dim)
         index.init_index(max_elements=max(count, 1), ef_construction=ef_construction, M=m, random_seed=seed)
@@ -117,7 +117,10 @@ class TwoStageRetriever:
             [np.arange(self.group_starts[g.ordinal], self.group_ends[g.ordinal]) for g in groups]
         )
         owner = np.concatenate(
-            [np.full(self.group_ends[g.ordinal] - self.group_starts[g.ordinal], i) for i, g in enumerate(groups)]
+            [
+                np.full(self.group_ends[g.ordinal] - self.group_starts[g.ordinal], i)
+                for i, g in enumerate(groups)
+            ]
         )
         scores = self.leaf_vectors[rows] @ query
         best = top_k(scores, leaf_level_top_k)

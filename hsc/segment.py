@@ -69,9 +69,11 @@ def smooth(similarities: np.ndarray, window: int) -> np.ndarray:
     return smoothed
 
 
-def valley_boundaries(similarities: np.ndarray, smoothed: np.ndarray, threshold: float) -> np.ndarray:
-    """One boundary per run of consecutive below-threshold pairs, at the run's
-    lowest raw similarity.
+def valley_boundaries(
+    similarities: np.ndarray, smoothed: np.ndarray, threshold: float, window: int = 1
+) -> np.ndarray:
+    """One boundary per run of consecutive below-threshold pairs, at the
+    lowest raw similarity that the run's averages saw.
 
     Smoothing spreads one sharp drop over its neighbours, so the plain rule
     cuts two or three times around a single topic change and leaves one-leaf
@@ -85,8 +87,16 @@ def valley_boundaries(similarities: np.ndarray, smoothed: np.ndarray, threshold:
     # A run ends at a file edge too, since edge pairs are never "below".
     edges = np.diff(np.concatenate(([0], below.astype(np.int8), [0])))
     run_starts, run_ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    # The dip that pulled an average down may lie up to half a window outside
+    # the run, so look there too, but never across a file edge (NaN).
+    before, after = (window - 1) // 2, window // 2
     for start, end in zip(run_starts.tolist(), run_ends.tolist()):
-        boundaries[start + int(np.argmin(similarities[start:end]))] = True
+        lo, hi = start, end
+        while lo > start - before and lo > 0 and not np.isnan(similarities[lo - 1]):
+            lo -= 1
+        while hi < end + after and hi < len(similarities) and not np.isnan(similarities[hi]):
+            hi += 1
+        boundaries[lo + int(np.argmin(similarities[lo:hi]))] = True
     return boundaries
 
 
@@ -112,7 +122,9 @@ def segment(
     if boundary_rule == "threshold":
         boundaries = np.isnan(smoothed) | (smoothed < similarity_drop_threshold)
     elif boundary_rule == "valley":
-        boundaries = valley_boundaries(similarities, smoothed, similarity_drop_threshold)
+        boundaries = valley_boundaries(
+            similarities, smoothed, similarity_drop_threshold, smoothing_window_size
+        )
     else:
         raise ValueError(f"boundary_rule must be one of {BOUNDARY_RULES}, got {boundary_rule!r}")
     return Segmentation(similarities, smoothed, boundaries)

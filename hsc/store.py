@@ -140,9 +140,18 @@ CREATE TABLE IF NOT EXISTS query_results (
 );
 """
 
-LEAF_COLUMNS = (
-    ["node_type", "scope", "start_byte", "end_byte", "start_line", "end_line", "token_count", "content_hash", "chunker", "text"]
-)
+LEAF_COLUMNS = [
+    "node_type",
+    "scope",
+    "start_byte",
+    "end_byte",
+    "start_line",
+    "end_line",
+    "token_count",
+    "content_hash",
+    "chunker",
+    "text",
+]
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
@@ -215,8 +224,8 @@ class Store:
         return {
             row["path"]: row
             for row in self.rows(
-                "SELECT id, path, status, content_hash, chunk_key, embedding_model FROM files "
-                "WHERE repository_id = ?",
+                "SELECT id, path, language, status, reason, size, content_hash, chunk_key, embedding_model "
+                "FROM files WHERE repository_id = ?",
                 (repository_id,),
             )
         }
@@ -239,10 +248,19 @@ class Store:
                      chunk_key = excluded.chunk_key, embedding_model = excluded.embedding_model,
                      leaf_count = excluded.leaf_count, indexed_at = excluded.indexed_at""",
                 (
-                    repository_id, report.path, report.language, report.status, report.reason, report.size,
-                    report.content_hash, chunk_key, model, len(leaves), time.time(),
+                    repository_id,
+                    report.path,
+                    report.language,
+                    report.status,
+                    report.reason,
+                    report.size,
+                    report.content_hash,
+                    chunk_key,
+                    model,
+                    len(leaves),
+                    time.time(),
                 ),
-            )  # fmt: skip
+            )
             file_id = self.row(
                 "SELECT id FROM files WHERE repository_id = ? AND path = ?", (repository_id, report.path)
             )["id"]  # type: ignore[index]
@@ -251,11 +269,17 @@ class Store:
                 f"INSERT INTO leaves (file_id, ordinal, {', '.join(LEAF_COLUMNS)}) "
                 f"VALUES (?, ?, {', '.join('?' * len(LEAF_COLUMNS))})",
                 [
-                    (file_id, ordinal, *(getattr(leaf, c) for c in LEAF_COLUMNS[:-3]),
-                     leaf.content_hash, leaf.chunker, leaf.text)
+                    (
+                        file_id,
+                        ordinal,
+                        *(getattr(leaf, c) for c in LEAF_COLUMNS[:-3]),
+                        leaf.content_hash,
+                        leaf.chunker,
+                        leaf.text,
+                    )
                     for ordinal, leaf in enumerate(leaves)
                 ],
-            )  # fmt: skip
+            )
 
     def delete_files(self, repository_id: int, paths: Iterable[str]) -> None:
         with self.transaction():
@@ -282,7 +306,8 @@ class Store:
     def save_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
         with self.transaction():
             self.conn.executemany(
-                "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) VALUES (?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) "
+                "VALUES (?, ?, ?, ?)",
                 [(model, h, int(v.shape[0]), vector_to_blob(v)) for h, v in vectors.items()],
             )
 
@@ -392,13 +417,30 @@ class Store:
                     """INSERT INTO hierarchies (repository_id, name, parameters, embedding_model, created_at,
                            leaf_count, group_count, document_count, topic_boundaries)
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (repository_id, name, json.dumps(parameters), model, time.time(), counts["leaves"],
-                     counts["groups"], counts["documents"], counts["topic_boundaries"]),
-                ).lastrowid or 0
-            )  # fmt: skip
-            node_columns = (
-                ["file_id", "start_line", "end_line", "token_count", "leaf_count", "summariser", "summary_model", "summary_hash"]
+                    (
+                        repository_id,
+                        name,
+                        json.dumps(parameters),
+                        model,
+                        time.time(),
+                        counts["leaves"],
+                        counts["groups"],
+                        counts["documents"],
+                        counts["topic_boundaries"],
+                    ),
+                ).lastrowid
+                or 0
             )
+            node_columns = [
+                "file_id",
+                "start_line",
+                "end_line",
+                "token_count",
+                "leaf_count",
+                "summariser",
+                "summary_model",
+                "summary_hash",
+            ]
             insert = (
                 f"INSERT INTO nodes (hierarchy_id, level, ordinal, parent_id, {', '.join(node_columns)}) "
                 f"VALUES (?, ?, ?, ?, {', '.join('?' * len(node_columns))})"
@@ -409,7 +451,13 @@ class Store:
                 top_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
             mid_ids = []
             for ordinal, mid in enumerate(mid_rows):
-                values = (hierarchy_id, "mid", ordinal, top_ids[mid["parent"]], *(mid.get(c) for c in node_columns))
+                values = (
+                    hierarchy_id,
+                    "mid",
+                    ordinal,
+                    top_ids[mid["parent"]],
+                    *(mid.get(c) for c in node_columns),
+                )
                 mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
             self.conn.executemany(
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
@@ -418,9 +466,7 @@ class Store:
         return hierarchy_id
 
     def hierarchies(self, repository_id: int) -> list[dict[str, Any]]:
-        return self.rows(
-            "SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,)
-        )
+        return self.rows("SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,))
 
     def hierarchy(self, hierarchy_id: int) -> dict[str, Any] | None:
         return self.row("SELECT * FROM hierarchies WHERE id = ?", (hierarchy_id,))
@@ -495,10 +541,19 @@ class Store:
                 self.conn.execute(
                     """INSERT INTO queries (repository_id, hierarchy_id, text, mode, parameters,
                            leaves_compared, elapsed_ms, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (repository_id, hierarchy_id, text, mode, json.dumps(parameters), leaves_compared,
-                     elapsed_ms, time.time()),
-                ).lastrowid or 0
-            )  # fmt: skip
+                    (
+                        repository_id,
+                        hierarchy_id,
+                        text,
+                        mode,
+                        json.dumps(parameters),
+                        leaves_compared,
+                        elapsed_ms,
+                        time.time(),
+                    ),
+                ).lastrowid
+                or 0
+            )
             self.conn.executemany(
                 "INSERT INTO query_results (query_id, stage, rank, node_id, score) VALUES (?, ?, ?, ?, ?)",
                 [(query_id, *result) for result in results],
@@ -511,12 +566,19 @@ class Store:
         )
 
     def query_results(self, query_id: int) -> list[dict[str, Any]]:
-        return self.rows(
-            "SELECT * FROM query_results WHERE query_id = ? ORDER BY stage, rank", (query_id,)
-        )
+        return self.rows("SELECT * FROM query_results WHERE query_id = ? ORDER BY stage, rank", (query_id,))
 
     # -- statistics ---------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        tables = ["repositories", "files", "leaves", "embeddings", "hierarchies", "nodes", "summaries", "queries"]
+        tables = [
+            "repositories",
+            "files",
+            "leaves",
+            "embeddings",
+            "hierarchies",
+            "nodes",
+            "summaries",
+            "queries",
+        ]
         return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in tables}

@@ -95,7 +95,7 @@ def test_walking_the_tree_from_a_leaf(indexed_samples):
     leaf_id = index.leaves(rid)[5]["id"]
     leaf = index.node(leaf_id)
     group = index.parent(leaf_id)
-    assert group is not None and leaf_id in group.children
+    assert group is not None and leaf_id in group.children and leaf.parent_id == group.id
     document = index.parent(group.id)
     assert document is not None and group.id in document.children
     assert [child.id for child in index.children(group.id)] == group.children
@@ -128,7 +128,9 @@ def test_a_boundary_falls_between_unrelated_halves_of_a_file(tmp_path, embedder)
         seam = next(i for i, s in enumerate(scopes) if s.endswith("send_invoice_email")) - 1
         assert scopes[seam].endswith("determinant")
         assert plan.segmentation.boundaries[seam]
-        assert plan.segmentation.similarities[seam] == pytest.approx(np.nanmin(plan.segmentation.similarities))
+        assert plan.segmentation.similarities[seam] == pytest.approx(
+            np.nanmin(plan.segmentation.similarities)
+        )
         # The linear-algebra half stays one group: one cut per valley, not one per low pair.
         assert plan.group_starts.tolist()[:2] == [0, seam + 1]
 
@@ -168,8 +170,19 @@ def test_export_rows_link_both_ways(indexed_samples):
         if row["parent_id"]:
             assert row["id"] in rows[row["parent_id"]]["children"]
         assert row["text"]
-    keys = {"id", "level", "path", "start_line", "end_line", "parent_id", "children", "scope", "node_type",
-            "token_count", "text"}  # fmt: skip
+    keys = {
+        "id",
+        "level",
+        "path",
+        "start_line",
+        "end_line",
+        "parent_id",
+        "children",
+        "scope",
+        "node_type",
+        "token_count",
+        "text",
+    }
     assert all(keys <= set(row) for row in rows.values())
 
 

@@ -46,8 +46,17 @@ def test_query_json_follows_the_contract(cli_repo):
     assert answer["query"] == "token bucket rate limiting"
     assert len(answer["results"]) == 3
     first = answer["results"][0]
-    assert set(first) == {"rank", "score", "leaf_id", "path", "start_line", "end_line", "scope", "parent_id",
-                          "parent_score"}  # fmt: skip
+    assert set(first) == {
+        "rank",
+        "score",
+        "leaf_id",
+        "path",
+        "start_line",
+        "end_line",
+        "scope",
+        "parent_id",
+        "parent_score",
+    }
     assert first["rank"] == 1 and first["path"] == "ratelimit.go"
     assert 1 <= first["start_line"] <= first["end_line"]
     lines = (repo / first["path"]).read_text().splitlines()
@@ -60,16 +69,20 @@ def test_batch_queries_give_json_lines(cli_repo, tmp_path):
     queries.write_text("generate a short code\n\nrecover from a panic in a handler\ncount clicks per day\n")
     done = hsc("query", "--queries", str(queries), "--db", str(repo / ".hsc" / "index.db"))
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [a["query"] for a in answers] == ["generate a short code", "recover from a panic in a handler",
-                                              "count clicks per day"]  # fmt: skip
+    assert [a["query"] for a in answers] == [
+        "generate a short code",
+        "recover from a panic in a handler",
+        "count clicks per day",
+    ]
     flat = hsc("query", "count clicks per day", "--flat", "--json", cwd=repo)
     assert json.loads(flat.stdout)["leaves_compared"] > answers[2]["leaves_compared"]
 
 
 def test_build_stats_and_export(cli_repo):
     repo, summary, _ = cli_repo
-    built = json.loads(hsc("build", "--name", "strict", "--set", "similarity_drop_threshold=0.7", "--json",
-                           cwd=repo).stdout)  # fmt: skip
+    built = json.loads(
+        hsc("build", "--name", "strict", "--set", "similarity_drop_threshold=0.7", "--json", cwd=repo).stdout
+    )
     assert built["name"] == "strict" and built["leaf_count"] == summary["leaves"]
     stats = json.loads(hsc("stats", "--json", cwd=repo).stdout)
     names = {h["name"] for h in stats["repositories"][0]["hierarchies"]}

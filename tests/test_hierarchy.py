@@ -59,7 +59,9 @@ def test_extreme_thresholds():
     one_group_per_file = plan_hierarchy(table, Parameters(similarity_drop_threshold=-1.0))
     assert one_group_per_file.group_count == len(table.paths)
     # The seed's rule cuts at every pair below the threshold; 1.0 is above every pair.
-    one_group_per_leaf = plan_hierarchy(table, Parameters(similarity_drop_threshold=1.0, boundary_rule="threshold"))
+    one_group_per_leaf = plan_hierarchy(
+        table, Parameters(similarity_drop_threshold=1.0, boundary_rule="threshold")
+    )
     assert one_group_per_leaf.group_count == len(table)
 
 
@@ -75,7 +77,9 @@ def test_group_vectors_are_renormalised_means():
 
 def test_groups_over_the_merged_limit_need_a_summary():
     table = synthetic_table()
-    plan = plan_hierarchy(table, Parameters(similarity_drop_threshold=0.3, maximum_merged_chunk_token_length=200))
+    plan = plan_hierarchy(
+        table, Parameters(similarity_drop_threshold=0.3, maximum_merged_chunk_token_length=200)
+    )
     assert plan.needs_summary.tolist() == [int(t) > 200 for t in plan.group_tokens]
     assert plan.needs_summary.any() and not plan.needs_summary.all()
 
@@ -86,7 +90,15 @@ def test_mean_pool_of_single_rows_is_the_rows():
 
 
 def test_empty_table():
-    empty = LeafTable(np.zeros(0, np.int64), np.zeros(0, np.int32), [], [], np.zeros(0, np.int32),
-                      np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros((0, 8), np.float32))  # fmt: skip
+    empty = LeafTable(
+        np.zeros(0, np.int64),
+        np.zeros(0, np.int32),
+        [],
+        [],
+        np.zeros(0, np.int32),
+        np.zeros(0, np.int32),
+        np.zeros(0, np.int32),
+        np.zeros((0, 8), np.float32),
+    )
     plan = plan_hierarchy(empty, Parameters())
     assert plan.group_count == 0 and plan.document_count == 0

@@ -6,10 +6,15 @@ from hsc.params import Parameters, Settings, describe, load_toml, parse_assignme
 def test_the_seed_parameters_are_all_there_under_their_names():
     names = {entry["name"] for entry in describe(Parameters)}
     assert {
-        "minimum_chunk_token_length", "maximum_chunk_token_length", "embedding_batch_size",
-        "similarity_drop_threshold", "smoothing_window_size", "maximum_merged_chunk_token_length",
-        "mid_level_top_k", "leaf_level_top_k",
-    } <= names  # fmt: skip
+        "minimum_chunk_token_length",
+        "maximum_chunk_token_length",
+        "embedding_batch_size",
+        "similarity_drop_threshold",
+        "smoothing_window_size",
+        "maximum_merged_chunk_token_length",
+        "mid_level_top_k",
+        "leaf_level_top_k",
+    } <= names
     assert all(entry["help"] for entry in describe(Parameters) + describe(Settings))
 
 

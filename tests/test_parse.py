@@ -805,7 +805,8 @@ def test_unknown_language_falls_back_to_text() -> None:
 
 def test_a_split_export_keeps_its_keyword_on_the_header_line() -> None:
     body = "\n".join(f"  const value{i} = compute(input, {i}) * factor + offset;" for i in range(40))
-    source = f"/** Does many things. */\nexport function manyThings(input: number): number {{\n{body}\n  return 0;\n}}\n"
+    header = "/** Does many things. */\nexport function manyThings(input: number): number {"
+    source = f"{header}\n{body}\n  return 0;\n}}\n"
     leaves = leaves_of(source, "many.ts", Parameters(maximum_chunk_token_length=120))
     assert len(leaves) > 2
     assert leaves[0].text.splitlines()[1].startswith("export function manyThings")

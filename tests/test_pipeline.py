@@ -108,10 +108,22 @@ def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, embedder):
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     # Tiny batches make the run long enough to be killed in the middle.
     process = subprocess.Popen(
-        [sys.executable, "-m", "hsc", "index", str(repo), "--db", str(killed_db), "--quiet",
-         "--set", "embedding_batch_size=1"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hsc",
+            "index",
+            str(repo),
+            "--db",
+            str(killed_db),
+            "--quiet",
+            "--set",
+            "embedding_batch_size=1",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     files_when_killed = 0
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and process.poll() is None:

@@ -8,7 +8,9 @@ from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search, top_k
 def clustered(n_groups: int = 200, per_group: int = 6, dim: int = 48, seed: int = 3):
     rng = np.random.default_rng(seed)
     centres = normalise(rng.normal(size=(n_groups, dim)).astype(np.float32))
-    vectors = normalise(np.repeat(centres, per_group, axis=0) + 0.25 * rng.normal(size=(n_groups * per_group, dim)))
+    vectors = normalise(
+        np.repeat(centres, per_group, axis=0) + 0.25 * rng.normal(size=(n_groups * per_group, dim))
+    )
     starts = np.arange(0, n_groups * per_group, per_group)
     ends = starts + per_group
     return vectors.astype(np.float32), starts, ends

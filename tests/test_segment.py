@@ -74,3 +74,12 @@ def test_valley_rule_keeps_one_cut_per_run_and_all_file_edges():
     assert np.flatnonzero(seg.boundaries).tolist() == [1, 2, 3]  # topic, file edge, topic
     with pytest.raises(ValueError):
         segment(sims_vectors, file_index, 0.5, 1, boundary_rule="nope")
+
+
+def test_valley_rule_finds_a_dip_just_outside_the_run_it_pulled_down():
+    from hsc.segment import valley_boundaries
+
+    sims = np.array([0.9, 0.9, 0.9, 0.2, 0.95, 0.95, 0.95])
+    smoothed = np.array([0.9, 0.9, 0.9, 0.9, 0.4, 0.9, 0.9])  # as if a wide window had shifted it
+    boundaries = valley_boundaries(sims, smoothed, 0.5, window=3)
+    assert np.flatnonzero(boundaries).tolist() == [3]

@@ -465,9 +465,14 @@ def test_digest_is_deterministic(counter: TiktokenCounter) -> None:
 
 def test_digest_of_statements_only_and_of_empty_text(counter: TiktokenCounter) -> None:
     statements = SummaryRequest(
-        "group", "app/config.py", "python", "app.config",
-        ["import os\nimport json\n\nDEBUG = os.environ.get('DEBUG') == '1'\nLIMIT = 10"], ["app.config"], 80,
-    )  # fmt: skip
+        "group",
+        "app/config.py",
+        "python",
+        "app.config",
+        ["import os\nimport json\n\nDEBUG = os.environ.get('DEBUG') == '1'\nLIMIT = 10"],
+        ["app.config"],
+        80,
+    )
     text = DigestSummarizer(counter).summarise(statements).text
     assert "statements only" in text.splitlines()[0]
     assert "Uses: os, json" in text and "DEBUG" in text and "LIMIT" in text

@@ -1,0 +1,197 @@
+"""hsc in a browser: explore and tune the hierarchy of a code repository.
+
+Run with ``streamlit run app.py``. This main script is the Repository page:
+choose what to index, watch it being indexed, see what came in. The other
+stages have a page each in ``pages/``; ``ui/`` holds what they share.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from hsc import Index
+from ui.progress import LAST_REPORT
+
+index = ui.page_setup("Repository")
+st.title("Repository")
+st.caption(
+    "**Stage 1–2: ingest and embed.** Every source file is parsed with tree-sitter and cut along its "
+    "syntax tree into *leaves* (functions, methods, classes; long ones split, tiny ones merged), and each "
+    "leaf is embedded once. Cutting along the syntax keeps each leaf one meaningful unit, and cached vectors "
+    "mean re-indexing only embeds what changed."
+)
+
+JUST_INDEXED = "repo:just_indexed"
+if JUST_INDEXED in st.session_state:
+    st.success(ui.md(st.session_state.pop(JUST_INDEXED)))
+
+
+def index_then_rerun(index: Index, path: Path) -> None:
+    """Index ``path``, make it active and rerun, so the list of repositories
+    and the sidebar include it; the outcome is shown after the rerun."""
+    try:
+        report = ui.run_indexing(index, path, ui.current_parameters())
+    except (OSError, RuntimeError, ValueError) as error:
+        st.error(ui.md(f"Indexing {path} failed: {error}"))
+        return
+    ui.set_active_repository(report.repository_id)
+    st.session_state[JUST_INDEXED] = (
+        f"Indexed {path.name}: {report.leaves} leaves from {report.files_seen} files "
+        f"({report.leaves_embedded} embedded, {report.leaves_from_cache} from the cache) "
+        f"in {report.seconds:.1f} s."
+    )
+    st.rerun()
+
+
+SAMPLE = "A bundled sample repository"
+LOCAL = "A folder on this machine"
+
+choose, known = st.columns([1, 1], gap="large")
+
+with choose:
+    st.subheader("Index a repository")
+    source = st.radio("What to index", [SAMPLE, LOCAL], horizontal=True, key="repo:source")
+    path: Path | None = None
+    if source == SAMPLE:
+        samples = ui.sample_repositories()
+        if samples:
+            chosen = st.selectbox("Sample repository", [p.name for p in samples], key="repo:sample")
+            path = next(p for p in samples if p.name == chosen)
+        else:
+            st.warning("No sample repositories were found next to the app (sample_repos/).")
+    else:
+        typed = st.text_input("Folder path", key="repo:path", placeholder="/home/me/src/my-project")
+        problem = ui.repository_path_problem(typed)
+        if not typed.strip():
+            st.caption("Give the top folder of a repository.")
+        elif problem:
+            st.error(ui.md(problem))
+        else:
+            path = Path(typed.strip()).expanduser().resolve()
+    params = ui.current_parameters()
+    st.caption(
+        f"Leaves are cut with minimum_chunk_token_length = {params.minimum_chunk_token_length} and "
+        f"maximum_chunk_token_length = {params.maximum_chunk_token_length} (change them in the sidebar)."
+    )
+    if st.button("Index", type="primary", disabled=path is None, key="repo:index"):
+        assert path is not None
+        index_then_rerun(index, path)
+
+with known:
+    st.subheader("Already in the database")
+    repositories = index.repositories()
+    if not repositories:
+        st.info("Nothing indexed yet: index a repository on the left.")
+    else:
+        active = ui.active_repository(index)
+        ids = [int(r["id"]) for r in repositories]
+        names = {int(r["id"]): f"{r['name']} — {r['root']}" for r in repositories}
+
+        def _open_selected() -> None:
+            ui.set_active_repository(st.session_state["repo:open"])
+
+        # Selecting a repository only makes it active: its leaves and vectors are already stored.
+        st.session_state["repo:open"] = int(active["id"]) if active else ids[0]
+        st.selectbox(
+            "Active repository", ids, format_func=names.__getitem__, key="repo:open", on_change=_open_selected
+        )
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "name": [r["name"] for r in repositories],
+                    "files": [r["file_count"] for r in repositories],
+                    "leaves": [r["leaf_count"] for r in repositories],
+                    "indexed": [
+                        datetime.fromtimestamp(r["indexed_at"]).strftime("%Y-%m-%d %H:%M")
+                        if r["indexed_at"]
+                        else "not finished"
+                        for r in repositories
+                    ],
+                    "root": [r["root"] for r in repositories],
+                }
+            ),
+            hide_index=True,
+        )
+
+repository = ui.active_repository(index)
+if repository is None:
+    st.stop()
+
+st.divider()
+repository_id = int(repository["id"])
+st.subheader("What came in")
+st.text(f"{repository['name']}  ·  {repository['root']}")
+
+files = pd.DataFrame(index.files(repository_id))
+if files.empty:
+    st.info("This repository has no files in the database.")
+    st.stop()
+files["language"] = files["language"].fillna("unknown")
+indexed = files[files["status"] == "indexed"]
+not_indexed = files[files["status"] != "indexed"]
+hierarchies = index.hierarchies(repository_id)
+
+counts = st.columns(4)
+counts[0].metric("Files indexed", len(indexed))
+counts[1].metric("Files skipped or failed", len(not_indexed))
+counts[2].metric("Leaves", int(files["leaf_count"].sum()))
+counts[3].metric("Saved parameter sets", len(hierarchies))
+
+by_language, skipped = st.columns([1, 1], gap="large")
+with by_language:
+    st.markdown("**Per language**")
+    languages = (
+        indexed.groupby("language")
+        .agg(files=("path", "count"), leaves=("leaf_count", "sum"), bytes=("size", "sum"))
+        .reset_index()
+        .sort_values("leaves", ascending=False)
+    )
+    st.dataframe(languages, hide_index=True)
+with skipped:
+    st.markdown("**Skipped files and why**")
+    if not_indexed.empty:
+        st.caption("None: every file found was indexed.")
+    else:
+        st.dataframe(not_indexed[["path", "status", "reason", "size"]], hide_index=True)
+    warned = indexed[indexed["reason"].fillna("") != ""]
+    if not warned.empty:
+        st.markdown("**Indexed with a warning**")
+        st.dataframe(warned[["path", "language", "reason"]], hide_index=True)
+
+last = st.session_state.get(LAST_REPORT)
+if last and int(last["repository_id"]) == repository_id:
+    with st.expander("Last indexing run", expanded=False):
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"what": name.replace("_", " "), "count": last[name]}
+                    for name in (
+                        "files_seen",
+                        "files_parsed",
+                        "files_unchanged",
+                        "files_skipped",
+                        "files_failed",
+                        "files_removed",
+                        "leaves",
+                        "leaves_embedded",
+                        "leaves_from_cache",
+                    )
+                ]
+                + [{"what": "seconds", "count": round(last["seconds"], 2)}]
+            ),
+            hide_index=True,
+        )
+
+st.caption("Changed the chunking parameters, or edited files? Bring the index up to date:")
+if st.button("Re-index this repository", key="repo:reindex"):
+    root = Path(repository["root"])
+    problem = ui.repository_path_problem(str(root))
+    if problem:
+        st.error(ui.md(f"Cannot re-index: {problem}"))
+    else:
+        index_then_rerun(index, root)

@@ -1,0 +1,108 @@
+"""Leaves: the smallest retrievable units, their sizes, and where each sits."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from ui.charts import file_position_figure, token_histogram
+
+index = ui.page_setup("Leaves")
+st.title("Leaves")
+st.caption(
+    "**Stage 1: leaves.** A leaf is one node of the syntax tree — a function, a method, a class header, "
+    "a paragraph of prose. Nodes longer than maximum_chunk_token_length are split along their children and "
+    "neighbours shorter than minimum_chunk_token_length are merged, so every leaf is a self-contained unit "
+    "of a size the embedding model reads well."
+)
+
+repository = ui.require_repository(index)
+repository_id = int(repository["id"])
+leaves = index.leaves(repository_id)
+if not leaves:
+    st.info("This repository has no leaves: none of its files could be parsed. See the Repository page.")
+    st.stop()
+
+frame = pd.DataFrame(leaves)
+frame["lines"] = [ui.line_range(s, e) for s, e in zip(frame["start_line"], frame["end_line"], strict=True)]
+
+cut_with = ui.chunk_limits(repository)
+params = ui.current_parameters()
+minimum, maximum = cut_with or (params.minimum_chunk_token_length, params.maximum_chunk_token_length)
+
+stats = st.columns(5)
+stats[0].metric("Leaves", len(frame))
+stats[1].metric("Files", frame["path"].nunique())
+stats[2].metric("Median tokens", int(frame["token_count"].median()))
+stats[3].metric(
+    "Below the minimum",
+    int((frame["token_count"] < minimum).sum()),
+    help="Leaves that could not be merged: alone in their file, or between large neighbours.",
+)
+stats[4].metric(
+    "Above the maximum",
+    int((frame["token_count"] > maximum).sum()),
+    help="Leaves that could not be split further, e.g. one very long line.",
+)
+
+st.plotly_chart(token_histogram(frame["token_count"].tolist(), minimum, maximum), key="leaves:histogram")
+if cut_with and cut_with != (params.minimum_chunk_token_length, params.maximum_chunk_token_length):
+    st.caption(
+        f"The lines show the limits these leaves were cut with. The sidebar holds "
+        f"{params.minimum_chunk_token_length} and {params.maximum_chunk_token_length}: re-index on the "
+        "Repository page to cut with those."
+    )
+
+st.subheader("Browse the leaves")
+filters = st.columns([2, 1, 1])
+paths = filters[0].multiselect(
+    "Path", sorted(frame["path"].unique()), key="leaves:paths", placeholder="all files"
+)
+node_types = filters[1].multiselect(
+    "Node type", sorted(frame["node_type"].unique()), key="leaves:types", placeholder="all types"
+)
+scope_text = filters[2].text_input("Scope contains", key="leaves:scope", placeholder="e.g. PriceBook")
+
+shown = frame
+if paths:
+    shown = shown[shown["path"].isin(paths)]
+if node_types:
+    shown = shown[shown["node_type"].isin(node_types)]
+if scope_text.strip():
+    shown = shown[shown["scope"].str.contains(scope_text.strip(), case=False, regex=False)]
+shown = shown.reset_index(drop=True)
+if shown.empty:
+    st.info("No leaf matches these filters.")
+    st.stop()
+
+table, detail = st.columns([5, 4], gap="large")
+with table:
+    st.caption(f"{len(shown)} of {len(frame)} leaves · select a row to open it")
+    event = st.dataframe(
+        shown[["path", "scope", "node_type", "lines", "token_count"]],
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="leaves:table",
+        height=520,
+        column_config={
+            "node_type": st.column_config.TextColumn("node type", width="small"),
+            "lines": st.column_config.TextColumn(width="small"),
+            "token_count": st.column_config.NumberColumn("tokens", width="small"),
+        },
+    )
+    selected_rows = [row for row in event.selection.rows if row < len(shown)]
+    leaf = shown.iloc[selected_rows[0] if selected_rows else 0]
+
+with detail:
+    st.markdown(f"**{ui.md(leaf['scope'] or leaf['path'])}**")
+    st.text(
+        f"{leaf['path']} · {leaf['lines']} · {leaf['node_type']} · {leaf['token_count']} tokens · "
+        f"cut by {leaf['chunker']} · {leaf['id']}"
+    )
+    file_leaves = frame[frame["path"] == leaf["path"]].to_dict("records")
+    position = next(i for i, row in enumerate(file_leaves) if row["id"] == leaf["id"]) + 1
+    st.caption(f"Leaf {position} of {len(file_leaves)} in its file (red below); hover for the others.")
+    st.plotly_chart(file_position_figure(file_leaves, str(leaf["id"])), key="leaves:position")
+    st.code(leaf["text"], language=ui.code_language(leaf["language"]), wrap_lines=True)

@@ -1,0 +1,285 @@
+"""Hierarchy: files, groups and leaves; summaries; saved parameter sets compared."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from hsc import Settings
+from hsc.summarize import (
+    DEFAULT_OLLAMA_HOST,
+    DigestSummarizer,
+    check_ollama,
+    describe_summarizer,
+    make_summarizer,
+)
+from ui.charts import group_size_figure, hierarchy_figure
+
+index = ui.page_setup("Hierarchy")
+st.title("Hierarchy")
+st.caption(
+    "**Stage 4: three tiers.** Each file is a top-level node; its groups of similar neighbouring leaves "
+    "are the mid level; the leaves sit underneath. A group longer than maximum_merged_chunk_token_length "
+    "gets a summary that stands in for its text. Queries first pick groups, then leaves inside them, "
+    "so a search reads a few groups instead of every leaf."
+)
+
+repository = ui.require_repository(index)
+repository_id = int(repository["id"])
+hierarchies = index.hierarchies(repository_id)
+if not hierarchies:
+    with ui.index_lock():
+        index.default_hierarchy(repository_id)
+    hierarchies = index.hierarchies(repository_id)
+by_name = {h["name"]: h for h in hierarchies}
+
+
+def parameters_label(values: dict[str, Any]) -> str:
+    changed = ui.differing_from_defaults(values)
+    return ", ".join(f"{k}={v}" for k, v in changed.items()) or "defaults"
+
+
+names = list(by_name)
+chosen_name = st.selectbox(
+    "Parameter set",
+    names,
+    index=names.index("default") if "default" in names else 0,
+    key="hierarchy:set",
+    format_func=lambda n: f"{n} — {parameters_label(by_name[n]['parameters'])}",
+)
+hierarchy = by_name[chosen_name]
+hierarchy_id = int(hierarchy["id"])
+
+documents = index.documents(hierarchy_id)
+groups = index.groups(hierarchy_id)
+leaves_by_id = {leaf["id"]: leaf for leaf in index.leaves(repository_id, with_text=False)}
+if not groups:
+    st.info("This parameter set has no groups: the repository has no leaves. See the Repository page.")
+    st.stop()
+
+counts = st.columns(4)
+counts[0].metric("Files (top)", len(documents))
+counts[1].metric("Groups (mid)", len(groups))
+counts[2].metric("Leaves", sum(len(g.children) for g in groups))
+counts[3].metric("Summarised groups", sum(1 for g in groups if g.summary))
+
+picture = st.radio(
+    "Picture",
+    ["sunburst", "treemap"],
+    horizontal=True,
+    key="hierarchy:picture",
+    help="Click a file or group to zoom in; click the centre (or top bar) to zoom out.",
+)
+st.plotly_chart(
+    hierarchy_figure(repository["name"], documents, groups, leaves_by_id, kind=picture), key="hierarchy:chart"
+)
+
+# -- the groups ----------------------------------------------------------------------------------------
+st.subheader("Mid-level groups")
+group_rows = pd.DataFrame(
+    [
+        {
+            "group": g.id,
+            "path": g.path,
+            "lines": ui.line_range(g.start_line, g.end_line),
+            "tokens": g.token_count,
+            "leaves": len(g.children),
+            "summariser": g.summariser or "",
+            "summary": ui.shorten(g.summary or "", 90),
+            "scope": g.scope,
+        }
+        for g in groups
+    ]
+)
+table, detail = st.columns([5, 4], gap="large")
+with table:
+    event = st.dataframe(
+        group_rows,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="hierarchy:groups",
+        height=460,
+        column_config={"summary": st.column_config.TextColumn(width="large")},
+    )
+    picked = [row for row in event.selection.rows if row < len(groups)]
+    # Until a row is picked, open the first summarised group: summaries are what this part explains.
+    first_summarised = next((n for n, g in enumerate(groups) if g.summary), 0)
+    group = groups[picked[0] if picked else first_summarised]
+    if not picked:
+        st.caption(f"Showing {group.id}, the first summarised group. Select a row to open another.")
+with detail:
+    st.markdown(
+        f"**{ui.md(group.id)} · {ui.md(group.path)} {ui.line_range(group.start_line, group.end_line)}**"
+    )
+    st.text(
+        f"{group.token_count} tokens in {len(group.children)} leaves · scope {group.scope or '(file level)'}"
+    )
+    limit = int(hierarchy["parameters"].get("maximum_merged_chunk_token_length", 0))
+    if group.summary:
+        made_by = f"{group.summariser or 'unknown'} ({group.summary_model or 'no model'})"
+        st.caption(
+            f"Summary, made by {ui.md(made_by)}; it stands in for the text because the group is "
+            f"longer than maximum_merged_chunk_token_length = {limit}."
+        )
+        st.code(group.summary, language=None, wrap_lines=True)
+    else:
+        st.caption(
+            f"No summary: at {group.token_count} tokens the group is within "
+            f"maximum_merged_chunk_token_length = {limit}, so its full text is used."
+        )
+    children = [leaves_by_id[c] for c in group.children if c in leaves_by_id]
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "leaf": [c["id"] for c in children],
+                "scope": [c["scope"] for c in children],
+                "lines": [ui.line_range(c["start_line"], c["end_line"]) for c in children],
+                "tokens": [c["token_count"] for c in children],
+            }
+        ),
+        hide_index=True,
+    )
+    with st.expander("The group's code"):
+        full = index.node(group.id)
+        st.code(full.text, language=ui.code_language(full.language))
+
+# -- summaries with Ollama -----------------------------------------------------------------------------
+st.subheader("Summaries")
+st.text(f"Summariser in use: {index.summariser_description()}")
+ollama = st.columns([2, 1, 1], vertical_alignment="bottom")
+host = ollama[0].text_input(
+    "Ollama host", value=index.settings.ollama_host or DEFAULT_OLLAMA_HOST, key="hierarchy:ollama_host"
+)
+model = ollama[1].text_input("Ollama model", value=index.settings.ollama_model, key="hierarchy:ollama_model")
+if ollama[2].button("Summarise with Ollama", key="hierarchy:ollama"):
+    with st.spinner("Asking the Ollama server…"):
+        answers, message = check_ollama(host)
+    if not answers:
+        st.warning(
+            ui.md(
+                f"No Ollama server answers: {message}. Nothing was changed: the summaries stay as they are, "
+                f"made by {index.summariser_description()}."
+            )
+        )
+    else:
+        # "auto" picks Ollama only when the server also has the model; otherwise it says why not.
+        settings = Settings(summariser="auto", ollama_host=host, ollama_model=model)
+        summarizer = make_summarizer(settings, index.counter)
+        if isinstance(summarizer, DigestSummarizer):
+            st.warning(ui.md(f"{message}. But: {describe_summarizer(summarizer)}"))
+        else:
+            st.info(ui.md(message))
+            index.use_summarizer(summarizer)
+            params = ui.parameters_from(hierarchy["parameters"])
+            ui.run_build(index, repository_id, params, chosen_name)
+            st.success(ui.md(f"Re-summarised {chosen_name} with {index.summariser_description()}."))
+if not isinstance(index.summarizer, DigestSummarizer) and st.button(
+    "Use the embedded digest again", key="hierarchy:digest"
+):
+    index.use_summarizer(DigestSummarizer(index.counter))
+    st.rerun()
+
+# -- saved parameter sets ------------------------------------------------------------------------------
+st.subheader("Parameter sets")
+st.caption(
+    "Save the sidebar's parameters as a named hierarchy (it is built and summarised now, and queries can "
+    "use it), then compare two sets: how many groups each makes, how big they are, which leaves moved."
+)
+save = st.columns([2, 1, 1], vertical_alignment="bottom")
+new_name = save[0].text_input("Name", value="tuned", key="hierarchy:new_name", max_chars=60)
+if save[1].button("Save current parameters", type="primary", key="hierarchy:save"):
+    if not new_name.strip():
+        st.warning("Give the parameter set a name.")
+    else:
+        ui.run_build(index, repository_id, ui.current_parameters(), new_name.strip())
+        st.rerun()
+if save[2].button(
+    "Load this set into the sidebar",
+    key="hierarchy:load",
+    help=ui.md(f"Copy the parameters of {chosen_name} into the sidebar."),
+):
+    ui.set_parameters(hierarchy["parameters"])
+    st.rerun()
+
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "name": h["name"],
+                "groups": h["group_count"],
+                "files": h["document_count"],
+                "topic boundaries": h["topic_boundaries"],
+                "differs from defaults in": parameters_label(h["parameters"]),
+                "built": datetime.fromtimestamp(h["created_at"]).strftime("%Y-%m-%d %H:%M:%S"),
+            }
+            for h in hierarchies
+        ]
+    ),
+    hide_index=True,
+)
+
+if len(hierarchies) < 2:
+    st.info("Save a second parameter set to compare two side by side.")
+    st.stop()
+
+pick = st.columns(2)
+first_name = pick[0].selectbox("Compare", names, index=0, key="hierarchy:first")
+second_name = pick[1].selectbox("with", names, index=1, key="hierarchy:second")
+if first_name == second_name:
+    st.info("Choose two different parameter sets.")
+    st.stop()
+comparison = index.compare(int(by_name[first_name]["id"]), int(by_name[second_name]["id"]))
+first, second = comparison["first"], comparison["second"]
+moved = comparison["moved_leaves"]
+
+side = st.columns(3)
+side[0].metric(f"Groups in {ui.md(first_name)}", first["group_count"])
+side[1].metric(
+    f"Groups in {ui.md(second_name)}",
+    second["group_count"],
+    delta=second["group_count"] - first["group_count"],
+    delta_color="off",
+)
+side[2].metric(
+    "Leaves that moved",
+    f"{len(moved)} of {comparison['leaf_count']}",
+    help="A leaf moved when its group is not the same run of leaves in both sets.",
+)
+
+charts, params_table = st.columns([3, 2], gap="large")
+with charts:
+    st.plotly_chart(
+        group_size_figure(first_name, first["group_sizes"], second_name, second["group_sizes"]),
+        key="hierarchy:sizes",
+    )
+with params_table:
+    st.markdown("**Parameters**")
+    # The parameters that differ first: they explain everything else in this section.
+    rows = [
+        {
+            "parameter": k,
+            "first": str(v),
+            "second": str(second["parameters"].get(k, "")),
+            "differs": v != second["parameters"].get(k),
+        }
+        for k, v in first["parameters"].items()
+    ]
+    rows.sort(key=lambda row: not row["differs"])
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        column_config={
+            "first": st.column_config.TextColumn(first_name),
+            "second": st.column_config.TextColumn(second_name),
+        },
+    )
+st.markdown("**Leaves that moved**")
+if moved:
+    st.dataframe(pd.DataFrame(moved), hide_index=True)
+else:
+    st.caption("None: both sets group the leaves identically.")

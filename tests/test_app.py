@@ -1,0 +1,267 @@
+"""The Streamlit app, driven page by page with AppTest.
+
+Real parts only: the bundled embedding model, a real SQLite file in a
+temporary folder (``HSC_APP_DB``) and a bundled sample repository. The index
+is opened once per process (``st.cache_resource``), so the first test pays
+for loading the model and indexing; the others reuse both.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import NumberInput
+
+APP_DIR = Path(__file__).resolve().parent.parent
+APP = APP_DIR / "app.py"
+SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
+SECOND_SAMPLE = APP_DIR / "sample_repos" / "shortlink_go"
+# Loading the model takes ~5 s and indexing a sample some seconds more, on two slow cores.
+TIMEOUT = 240
+
+THRESHOLD_SLIDER = "param:similarity:similarity_drop_threshold"
+WINDOW_SLIDER = "param:similarity:smoothing_window_size"
+RULE_CONTROL = "param:similarity:boundary_rule"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    database = tmp_path_factory.mktemp("hsc-app") / "app.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HSC_APP_DB", str(database))
+        patch.setenv("HSC_APP_REPO", str(SAMPLE))
+        yield database
+
+
+def fresh_session() -> AppTest:
+    """A new browser session on the app's first page."""
+    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.run()
+    assert_clean(app)
+    return app
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [e.value for e in app.exception]
+    assert not app.error, [e.value for e in app.error]
+
+
+def open_page(app: AppTest, page: str) -> AppTest:
+    app.switch_page(page).run()
+    assert_clean(app)
+    return app
+
+
+def metric(app: AppTest, label: str) -> str:
+    for element in app.metric:
+        if element.label == label:
+            return str(element.value)
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in app.metric]}")
+
+
+def texts(app: AppTest, sidebar: bool = False) -> str:
+    """Everything shown as text, caption, Markdown or title, for containment checks."""
+    where = app.sidebar if sidebar else app
+    parts = [e.value for e in (*where.title, *where.subheader, *where.markdown, *where.caption, *where.text)]
+    return "\n".join(str(p) for p in parts)
+
+
+def sidebar_input(app: AppTest, name: str) -> NumberInput:
+    """The sidebar's number box for a parameter (found by its label: its key
+    changes when the parameters are reset or loaded)."""
+    found = [w for w in app.sidebar.number_input if w.label == name]
+    assert len(found) == 1, [w.label for w in app.sidebar.number_input]
+    return found[0]
+
+
+def test_first_visit_indexes_the_default_repository_and_lists_it() -> None:
+    app = fresh_session()
+    assert app.session_state["active_repository_id"] is not None
+    assert "What came in" in texts(app)
+    assert int(metric(app, "Files indexed")) >= 5
+    assert int(metric(app, "Leaves")) > 20
+    assert int(metric(app, "Saved parameter sets")) == 1
+    per_language = app.dataframe[1].value
+    assert "python" in set(per_language["language"])
+    sidebar = "\n".join(str(c.value) for c in app.sidebar.caption)
+    assert "inventory" in sidebar and "Embedding model" in sidebar and "Summariser" in sidebar
+
+
+def test_repository_path_is_validated_before_indexing(tmp_path: Path) -> None:
+    app = fresh_session()
+    app.radio(key="repo:source").set_value("A folder on this machine").run()
+    path_box = app.text_input(key="repo:path")
+
+    path_box.input(str(tmp_path / "missing")).run()
+    assert "There is no file or folder" in app.error[0].value
+    assert app.button(key="repo:index").disabled
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("hello\n")
+    app.text_input(key="repo:path").input(str(a_file)).run()
+    assert "is a file" in app.error[0].value
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    app.text_input(key="repo:path").input(str(empty)).run()
+    assert "empty folder" in app.error[0].value
+    assert app.button(key="repo:index").disabled
+
+    app.text_input(key="repo:path").input(str(SAMPLE)).run()
+    assert not app.error
+    assert not app.button(key="repo:index").disabled
+
+
+def test_a_second_repository_is_indexed_then_reopened_at_once(tmp_path: Path) -> None:
+    # A copy, so this test's repository is new to the database whatever ran before.
+    copy = tmp_path / "shortlink_copy"
+    shutil.copytree(SECOND_SAMPLE, copy)
+    app = fresh_session()
+    app.radio(key="repo:source").set_value("A folder on this machine").run()
+    app.text_input(key="repo:path").input(str(copy)).run()
+    app.button(key="repo:index").click().run()
+    assert_clean(app)
+    assert "Indexed shortlink" in "\n".join(s.value for s in app.success)
+    new_id = app.session_state["active_repository_id"]
+    assert "go" in set(app.dataframe[1].value["language"])
+
+    # Choosing the first repository again makes it active without indexing anything.
+    choices = app.selectbox(key="repo:open").options
+    assert len(choices) >= 2
+    inventory = next(n for n, label in enumerate(choices) if label.startswith("inventory_py"))
+    app.selectbox(key="repo:open").select_index(inventory).run()
+    assert_clean(app)
+    assert app.session_state["active_repository_id"] != new_id
+    assert not app.success  # nothing was indexed
+    assert "python" in set(app.dataframe[1].value["language"])
+
+
+def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
+    app = open_page(fresh_session(), "pages/2_Leaves.py")
+    table = app.dataframe[0].value
+    assert {"path", "scope", "node_type", "lines", "token_count"} <= set(table.columns)
+    assert len(app.get("plotly_chart")) == 2  # histogram and the file strip
+    assert app.code[0].value.strip()  # the first leaf is open before any row is picked
+
+    app.multiselect(key="leaves:paths").select("inventory/pricing.py").run()
+    assert_clean(app)
+    assert set(app.dataframe[0].value["path"]) == {"inventory/pricing.py"}
+    assert app.code[0].language == "python"
+    app.multiselect(key="leaves:paths").unselect("inventory/pricing.py").run()
+
+    everything = len(table)
+    app.multiselect(key="leaves:types").select(table["node_type"].iloc[0]).run()
+    assert_clean(app)
+    assert len(app.dataframe[0].value) < everything
+    app.text_input(key="leaves:scope").input("no-such-scope-anywhere").run()
+    assert "No leaf matches" in app.info[0].value
+
+
+def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sidebar() -> None:
+    app = open_page(fresh_session(), "pages/3_Similarity.py")
+    valley_boundaries = int(metric(app, "Topic boundaries"))
+    assert len(app.get("plotly_chart")) == 1
+
+    # The seed's rule cuts at every pair below the threshold: more boundaries than one per valley.
+    app.segmented_control(key=RULE_CONTROL).set_value("threshold").run()
+    assert_clean(app)
+    default_boundaries = int(metric(app, "Topic boundaries"))
+    assert default_boundaries > valley_boundaries
+
+    # With it, a higher threshold can only add boundaries and a lower one remove them.
+    app.slider(key=THRESHOLD_SLIDER).set_value(0.9).run()
+    assert_clean(app)
+    assert int(metric(app, "Topic boundaries")) > default_boundaries
+    # One widget per parameter on a page: the sidebar shows what the slider set.
+    assert "similarity_drop_threshold = 0.9 (set on this page)" in texts(app, sidebar=True)
+
+    app.slider(key=THRESHOLD_SLIDER).set_value(0.05).run()
+    assert int(metric(app, "Topic boundaries")) < default_boundaries
+
+    app.slider(key=WINDOW_SLIDER).set_value(5).run()
+    assert_clean(app)
+    assert app.session_state["hsc_parameters"]["smoothing_window_size"] == 5
+    preview_ms = float(metric(app, "Preview took").split()[0])
+    assert preview_ms < 1000
+
+    # One file instead of the whole repository.
+    view = app.selectbox(key="similarity:view")
+    view.set_value("inventory/pricing.py").run()
+    assert_clean(app)
+    assert "boundaries from valleys" in texts(app)
+
+    # The values survive page switches, and every page's sidebar shows them.
+    open_page(app, "pages/4_Hierarchy.py")
+    assert sidebar_input(app, "similarity_drop_threshold").value == pytest.approx(0.05)
+    open_page(app, "pages/3_Similarity.py")
+    assert app.slider(key=WINDOW_SLIDER).value == 5
+    assert app.slider(key=THRESHOLD_SLIDER).value == pytest.approx(0.05)
+
+
+def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
+    app = open_page(fresh_session(), "pages/4_Hierarchy.py")
+    assert len(app.get("plotly_chart")) == 1
+    assert int(metric(app, "Groups (mid)")) > 0
+    assert "Summariser in use" in texts(app)
+
+    sidebar_input(app, "similarity_drop_threshold").set_value(0.7).run()
+    app.text_input(key="hierarchy:new_name").input("strict").run()
+    app.button(key="hierarchy:save").click().run()
+    assert_clean(app)
+    names = set(app.dataframe[2].value["name"])
+    assert {"default", "strict"} <= names
+
+    # A saved set's parameters load back into the sidebar.
+    app.button(key="param:reset").click().run()
+    assert sidebar_input(app, "similarity_drop_threshold").value != pytest.approx(0.7)
+    app.selectbox(key="hierarchy:set").set_value("strict").run()
+    app.button(key="hierarchy:load").click().run()
+    assert_clean(app)
+    assert sidebar_input(app, "similarity_drop_threshold").value == pytest.approx(0.7)
+
+    app.selectbox(key="hierarchy:first").set_value("default").run()
+    app.selectbox(key="hierarchy:second").set_value("strict").run()
+    assert_clean(app)
+    default_groups = int(metric(app, "Groups in default"))
+    strict_groups = int(metric(app, "Groups in strict"))
+    assert strict_groups != default_groups
+    moved, _, total = metric(app, "Leaves that moved").partition(" of ")
+    assert 0 < int(moved) <= int(total)
+    assert len(app.get("plotly_chart")) == 2  # the tiers, and the group sizes compared
+
+
+def test_summarise_with_ollama_says_plainly_when_no_server_answers() -> None:
+    app = open_page(fresh_session(), "pages/4_Hierarchy.py")
+    # A port nothing listens on: the answer must be a clear "no", not an exception.
+    app.text_input(key="hierarchy:ollama_host").input("http://127.0.0.1:9").run()
+    app.button(key="hierarchy:ollama").click().run()
+    assert_clean(app)
+    warning = app.warning[0].value
+    assert "No Ollama server answers" in warning and "digest" in warning.lower()
+
+
+def test_query_page_shows_both_rankings_and_the_history() -> None:
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    app.text_input(key="query:text").input("take a percentage off a price").run()
+    assert_clean(app)
+    groups, staged, flat = (d.value for d in app.dataframe[:3])
+    assert len(groups) > 0 and len(staged) > 0 and len(flat) > 0
+    assert "flat rank" in staged.columns and "two-stage rank" in flat.columns
+    assert staged["scope"].str.contains("discount", case=False).any()
+    assert app.code[0].value.strip()  # the first result's code is open
+    history = app.dataframe[-1].value
+    assert "take a percentage off a price" in set(history["query"])
+
+    # A rerun without a new query does not ask (or record) it again.
+    app.run()
+    assert list(app.dataframe[-1].value["query"]).count("take a percentage off a price") == 1
+
+    # Opening a flat-only result or another one shows its code with its parent's context.
+    options = app.selectbox(key="query:open").options
+    app.selectbox(key="query:open").select_index(len(options) - 1).run()
+    assert_clean(app)
+    assert "Its parent group" in texts(app)

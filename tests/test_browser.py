@@ -1,0 +1,253 @@
+"""End to end in a real browser: ``streamlit run app.py`` and headless Chromium.
+
+One walk through every page, as a person would click it, with a screenshot
+of each in ``HSC_ARTIFACTS`` (or the test's temporary folder). Any Python
+exception or error box on a page, or a traceback in the server's log, fails.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from hsc import Parameters
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+pytestmark = pytest.mark.browser
+
+APP_DIR = Path(__file__).resolve().parent.parent
+SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# The first page load opens the model and indexes the sample: allow for slow machines.
+FIRST_PAGE_MS = 240_000
+PAGE_MS = 90_000
+VIEWPORT = {"width": 1440, "height": 1000}
+GRID_ROW_PX = 35  # height of a header or body row in st.dataframe's grid
+
+
+def _browser_missing(reason: str) -> None:
+    """Skip without a browser, unless CI said one must be there."""
+    if os.environ.get("HSC_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"HSC_REQUIRE_BROWSER=1 but {reason}")
+    pytest.skip(reason)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def artifacts(tmp_path: Path) -> Path:
+    configured = os.environ.get("HSC_ARTIFACTS", "").strip()
+    folder = Path(configured) if configured else tmp_path / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """The app on a free port, with its own empty database; yields (url, log)."""
+    port = _free_port()
+    log = tmp_path / "streamlit.log"
+    env = dict(os.environ, HSC_APP_DB=str(tmp_path / "app.db"), HSC_APP_REPO=str(SAMPLE))
+    env.pop("OLLAMA_HOST", None)  # the page must work, and say so, without a server
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        # Nothing is edited during the test; watching the tree only costs CPU (and inotify events).
+        "--server.fileWatcherType",
+        "none",
+    ]
+    with log.open("w") as output:
+        process = subprocess.Popen(command, cwd=APP_DIR, env=env, stdout=output, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while not _healthy(url):
+            if process.poll() is not None:
+                pytest.fail(f"streamlit exited with {process.returncode}:\n{log.read_text()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit did not answer within 60 s:\n{log.read_text()}")
+            time.sleep(0.25)
+        yield url, log
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _settle(page: Page, timeout_ms: int) -> None:
+    """Wait until the script has stopped running and the page stopped changing.
+
+    Running shows as the status widget ("Running…"), but not for short runs;
+    elements of the previous run stay marked stale until the new run replaces
+    them, which is the surer sign. Either can begin a moment after a click, so
+    "idle" must hold for a while before it counts.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    quiet_since: float | None = None
+    busy_signs = ('[data-testid="stStatusWidget"]', '[data-stale="true"]', '[data-testid="stSkeleton"]')
+    while time.monotonic() < deadline:
+        busy = any(page.locator(sign).count() > 0 for sign in busy_signs)
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 1.0:
+            page.wait_for_timeout(500)  # plotly draws after the element arrives
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError("the app kept running past the timeout")
+
+
+def _check_and_shoot(page: Page, name: str, folder: Path) -> Path:
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, f"{name}: {exceptions.first.inner_text()}"
+    errors = page.locator('[data-testid="stAlertContentError"]')
+    assert errors.count() == 0, f"{name}: {errors.first.inner_text()}"
+    return _shoot(page, name, folder)
+
+
+def _shoot(page: Page, name: str, folder: Path) -> Path:
+    # Streamlit scrolls inside its main element, so grow the window to the content to capture all of it.
+    height = page.evaluate(
+        "() => Math.max(...['[data-testid=\"stMain\"]', '[data-testid=\"stMainBlockContainer\"]']"
+        ".map(s => document.querySelector(s)).filter(Boolean).map(e => e.scrollHeight), 800)"
+    )
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(700)
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+    return path
+
+
+def _go(page: Page, title: str) -> None:
+    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').filter(
+        has_text=title
+    ).first.click()
+    page.get_by_role("heading", name=title).first.wait_for(timeout=PAGE_MS)
+
+
+def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifacts: Path) -> None:
+    if not CHROMIUM.exists():
+        _browser_missing(f"{CHROMIUM} is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_missing("the playwright package is not installed")
+    url, log = server
+    shots: list[Path] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(url)
+
+            # Repository: the first visit indexes the default sample, with progress bars.
+            page.locator('[data-testid="stProgress"]').first.wait_for(timeout=FIRST_PAGE_MS)
+            page.wait_for_timeout(1500)  # let a few files go by
+            shots.append(_shoot(page, "0_first_start_indexing", artifacts))
+            page.get_by_text("What came in").wait_for(timeout=FIRST_PAGE_MS)
+            _settle(page, PAGE_MS)
+            assert page.get_by_text("inventory_py").count() > 0
+            shots.append(_check_and_shoot(page, "1_repository", artifacts))
+
+            _go(page, "Leaves")
+            page.locator('[data-testid="stCode"]').first.wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            # Pick the 7th leaf (the third of cli.py) in the grid, which is a canvas: click where its row is.
+            table = page.locator('[data-testid="stDataFrame"]').first
+            table.scroll_into_view_if_needed()
+            grid = table.bounding_box()
+            assert grid is not None
+            page.mouse.click(grid["x"] + 14, grid["y"] + GRID_ROW_PX * 7 + GRID_ROW_PX / 2)
+            page.get_by_text("Leaf 3 of 5 in its file").wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            shots.append(_check_and_shoot(page, "2_leaves", artifacts))
+
+            # Similarity: nudge the threshold up with the keyboard, as a person tuning it would.
+            _go(page, "Similarity")
+            page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            threshold = page.locator('[data-testid="stSlider"]').filter(has_text="similarity_drop_threshold")
+            shown_value = threshold.locator('[data-testid="stSliderThumbValue"]')
+            raised = f"{float(shown_value.inner_text()) + 0.10:.2f}"
+            threshold.get_by_role("slider").focus()
+            for _ in range(10):  # one step (0.01) per press
+                page.keyboard.press("ArrowRight")
+            threshold.get_by_text(raised).wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            shots.append(_check_and_shoot(page, "3_similarity", artifacts))
+
+            # Hierarchy: save the tuned parameters, then the two sets are compared.
+            _go(page, "Hierarchy")
+            page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            page.get_by_role("button", name="Save current parameters").click()
+            page.get_by_text("Leaves that moved").first.wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            # No Ollama here: the page must say so plainly, as a warning, and keep working.
+            page.get_by_role("button", name="Summarise with Ollama").click()
+            page.get_by_text("No Ollama server answers").wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            # Only the threshold was changed, on the Similarity page; every other page agrees.
+            assert page.get_by_text("Parameters (1 changed)").count() == 1
+            shots.append(_check_and_shoot(page, "4_hierarchy", artifacts))
+
+            # Query: type, press Enter, see the two rankings beside the flat one.
+            _go(page, "Query")
+            box = page.get_by_role("textbox", name="Query", exact=True)
+            box.fill("take a percentage off a price")
+            box.press("Enter")
+            page.get_by_text("Stage 1 · groups").wait_for(timeout=PAGE_MS)
+            mid_k, leaf_k = Parameters().mid_level_top_k, Parameters().leaf_level_top_k
+            assert page.get_by_text(f"mid_level_top_k = {mid_k}, leaf_level_top_k = {leaf_k}").count() == 1
+            _settle(page, PAGE_MS)
+            shots.append(_check_and_shoot(page, "5_query", artifacts))
+        finally:
+            browser.close()
+
+    server_log = log.read_text()
+    assert "Traceback" not in server_log, server_log
+    print("screenshots:", *map(str, shots), sep="\n  ")

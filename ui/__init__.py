@@ -1,0 +1,56 @@
+"""Shared pieces of the Streamlit app (kept out of ``pages/``, where every
+module would become a page)."""
+
+from ui.context import (
+    active_repository,
+    chunk_limits,
+    database_path,
+    default_repository_path,
+    get_index,
+    index_lock,
+    repository_path_problem,
+    require_repository,
+    sample_repositories,
+    set_active_repository,
+)
+from ui.layout import page_setup
+from ui.params import (
+    current_parameters,
+    differing_from_defaults,
+    parameter_input,
+    parameters_from,
+    set_parameters,
+)
+from ui.progress import index_default_repository_once, run_build, run_indexing
+from ui.sidebar import render_sidebar
+from ui.text import code_language, line_range, md, plot_text, shared_prefix, shared_scope, shorten
+
+__all__ = [
+    "active_repository",
+    "chunk_limits",
+    "code_language",
+    "current_parameters",
+    "database_path",
+    "differing_from_defaults",
+    "default_repository_path",
+    "get_index",
+    "index_default_repository_once",
+    "index_lock",
+    "line_range",
+    "md",
+    "parameter_input",
+    "page_setup",
+    "parameters_from",
+    "plot_text",
+    "repository_path_problem",
+    "require_repository",
+    "run_build",
+    "run_indexing",
+    "sample_repositories",
+    "set_active_repository",
+    "set_parameters",
+    "shared_prefix",
+    "shared_scope",
+    "shorten",
+    "render_sidebar",
+]

@@ -1,0 +1,354 @@
+"""Plotly figures for the pages. Pure functions of library data (no
+Streamlit), so each can be built and checked on its own.
+
+Every string that came from a repository goes through :func:`plot_text`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from hsc.api import NodeView
+from hsc.hierarchy import HierarchyPlan
+from ui.text import line_range, plot_text
+
+RAW_COLOUR = "#9aa5b1"
+SMOOTHED_COLOUR = "#1f77b4"
+THRESHOLD_COLOUR = "#d62728"
+BOUNDARY_COLOUR = "#d62728"
+BAND_COLOURS = ("rgba(31, 119, 180, 0.10)", "rgba(255, 127, 14, 0.12)")
+SELECTED_COLOUR = "#d62728"
+OTHER_COLOUR = "#9aa5b1"
+
+# Past this many groups in view, shaded bands stop helping (and slow the browser).
+MAX_BANDS = 400
+# Past this many points, WebGL keeps the chart responsive.
+WEBGL_POINTS = 3000
+# Past this many files, their names along the top of the chart would overlap.
+MAX_FILE_LABELS = 30
+
+
+def _compact(figure: go.Figure, height: int) -> go.Figure:
+    figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return figure
+
+
+@dataclass(frozen=True)
+class SimilarityView:
+    figure: go.Figure
+    pairs: int
+    topic_boundaries: int
+    groups: int
+    bands_shown: bool
+
+
+def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title: str) -> SimilarityView:
+    """Raw and smoothed similarity of each adjacent leaf pair in rows
+    ``[leaf_start, leaf_end)`` of the plan's table, with the threshold, the
+    boundaries that fell in valleys, file edges and the groups as bands.
+
+    Leaf ``r`` sits at x = r - leaf_start; the pair (r, r + 1) sits between
+    them at x + 0.5, so a band from a group's first to last leaf is exact.
+    """
+    table, seg = plan.table, plan.segmentation
+    params = plan.parameters
+    pair_rows = np.arange(leaf_start, max(leaf_start, leaf_end - 1))
+    x = pair_rows - leaf_start + 0.5
+    raw = seg.similarities[pair_rows]
+    smoothed = seg.smoothed[pair_rows]
+    is_topic_boundary = seg.boundaries[pair_rows] & ~np.isnan(raw)
+    is_file_edge = np.isnan(raw)
+
+    def describe_leaf(row: int) -> str:
+        path = table.paths[table.file_index[row]]
+        lines = line_range(int(table.start_lines[row]), int(table.end_lines[row]))
+        return plot_text(f"{table.scopes[row] or path} ({path} {lines})")
+
+    left = [describe_leaf(r) for r in pair_rows]
+    right = [describe_leaf(r + 1) for r in pair_rows]
+    custom = np.column_stack([left, right]) if len(pair_rows) else np.zeros((0, 2))
+    scatter = go.Scattergl if len(pair_rows) > WEBGL_POINTS else go.Scatter
+    hover = "%{customdata[0]}<br>→ %{customdata[1]}<br>%{fullData.name}: %{y:.3f}<extra></extra>"
+
+    figure = go.Figure()
+    figure.add_trace(
+        scatter(
+            x=x,
+            y=raw,
+            name="raw similarity",
+            mode="lines+markers",
+            customdata=custom,
+            hovertemplate=hover,
+            line={"color": RAW_COLOUR, "width": 1},
+            marker={"size": 4},
+        )
+    )
+    figure.add_trace(
+        scatter(
+            x=x,
+            y=smoothed,
+            name=f"smoothed (window {params.smoothing_window_size})",
+            mode="lines",
+            customdata=custom,
+            hovertemplate=hover,
+            line={"color": SMOOTHED_COLOUR, "width": 2.5},
+        )
+    )
+    below = ~np.isnan(smoothed) & (smoothed < params.similarity_drop_threshold)
+    figure.add_trace(
+        scatter(
+            x=x[below],
+            y=smoothed[below],
+            name="smoothed below threshold",
+            mode="markers",
+            customdata=custom[below],
+            hovertemplate=hover,
+            marker={"color": BOUNDARY_COLOUR, "size": 5, "opacity": 0.5},
+        )
+    )
+    # The valley rule places each boundary at the dip's lowest raw similarity, the
+    # threshold rule at every smoothed pair below: mark it on the curve that decided.
+    decided_by = raw if params.boundary_rule == "valley" else smoothed
+    figure.add_trace(
+        scatter(
+            x=x[is_topic_boundary],
+            y=decided_by[is_topic_boundary],
+            name=f"boundary ({params.boundary_rule} rule)",
+            mode="markers",
+            customdata=custom[is_topic_boundary],
+            hovertemplate=hover,
+            marker={"color": BOUNDARY_COLOUR, "size": 10, "symbol": "x"},
+        )
+    )
+    figure.add_hline(
+        y=params.similarity_drop_threshold,
+        line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 1.5},
+        annotation_text=f"similarity_drop_threshold = {params.similarity_drop_threshold:.2f}",
+        annotation_position="top left",
+    )
+
+    # Groups wholly or partly inside the view, as alternating bands.
+    ordinals = np.flatnonzero((plan.group_ends > leaf_start) & (plan.group_starts < leaf_end))
+    bands_shown = len(ordinals) <= MAX_BANDS
+    if bands_shown:
+        for number, ordinal in enumerate(ordinals):
+            start = max(int(plan.group_starts[ordinal]), leaf_start) - leaf_start
+            end = min(int(plan.group_ends[ordinal]), leaf_end) - leaf_start
+            figure.add_vrect(
+                x0=start - 0.5,
+                x1=end - 0.5,
+                fillcolor=BAND_COLOURS[number % 2],
+                line_width=0,
+                layer="below",
+            )
+    for edge in x[is_file_edge]:
+        figure.add_vline(x=float(edge), line={"color": "#555", "dash": "dot", "width": 1})
+    # Name the files along the top when several are in view, on two staggered rows
+    # so that the names of short neighbouring files do not run into each other.
+    files_in_view = np.unique(table.file_index[leaf_start:leaf_end])
+    if 1 < len(files_in_view) <= MAX_FILE_LABELS:
+        for number, file_number in enumerate(files_in_view):
+            rows = np.flatnonzero(table.file_index[leaf_start:leaf_end] == file_number)
+            figure.add_annotation(
+                x=(rows[0] + rows[-1]) / 2,
+                y=1.0,
+                yref="paper",
+                yanchor="bottom",
+                yshift=16 * (number % 2),
+                showarrow=False,
+                text=plot_text(table.paths[file_number].rsplit("/", 1)[-1]),
+                font={"size": 11, "color": "#444"},
+            )
+
+    figure.update_layout(
+        title=title,
+        xaxis_title="adjacent leaf pairs in document order (dotted lines: file edges; bands: groups)",
+        yaxis_title="cosine similarity",
+        legend={"orientation": "h", "y": -0.25},
+        hovermode="closest",
+    )
+    figure = _compact(figure, 460)
+    figure.update_layout(margin={"t": 95}, title={"y": 0.97})
+    return SimilarityView(
+        figure=figure,
+        pairs=len(pair_rows),
+        topic_boundaries=int(np.count_nonzero(is_topic_boundary)),
+        groups=len(ordinals),
+        bands_shown=bands_shown,
+    )
+
+
+def token_histogram(token_counts: Sequence[int], minimum: int, maximum: int) -> go.Figure:
+    """Leaf lengths with the chunking limits as vertical lines."""
+    figure = go.Figure(
+        go.Histogram(
+            x=list(token_counts),
+            nbinsx=40,
+            marker={"color": SMOOTHED_COLOUR},
+            name="leaves",
+            hovertemplate="%{x} tokens: %{y} leaves<extra></extra>",
+        )
+    )
+    for value, name, position in (
+        (minimum, "minimum_chunk_token_length", "top right"),
+        (maximum, "maximum_chunk_token_length", "top left"),
+    ):
+        figure.add_vline(
+            x=value,
+            line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 2},
+            annotation_text=f"{name} = {value}",
+            annotation_position=position,
+        )
+    figure.update_layout(xaxis_title="tokens per leaf", yaxis_title="leaves", bargap=0.05, showlegend=False)
+    return _compact(figure, 280)
+
+
+def file_position_figure(file_leaves: list[dict[str, Any]], selected_id: str) -> go.Figure:
+    """The leaves of one file as a strip of line ranges, the selected one marked."""
+    colours = [SELECTED_COLOUR if leaf["id"] == selected_id else OTHER_COLOUR for leaf in file_leaves]
+    figure = go.Figure(
+        go.Bar(
+            y=["lines"] * len(file_leaves),
+            x=[leaf["end_line"] - leaf["start_line"] + 1 for leaf in file_leaves],
+            base=[leaf["start_line"] - 0.5 for leaf in file_leaves],
+            orientation="h",
+            marker={"color": colours, "line": {"color": "white", "width": 1}},
+            customdata=[
+                [
+                    plot_text(leaf["scope"]),
+                    line_range(leaf["start_line"], leaf["end_line"]),
+                    leaf["token_count"],
+                ]
+                for leaf in file_leaves
+            ],
+            hovertemplate="%{customdata[0]}<br>%{customdata[1]} · %{customdata[2]} tokens<extra></extra>",
+        )
+    )
+    last_line = max((leaf["end_line"] for leaf in file_leaves), default=1)
+    figure.update_layout(
+        xaxis={"title": "line", "range": [0.5, last_line + 0.5]},
+        yaxis={"visible": False},
+        showlegend=False,
+    )
+    return _compact(figure, 150)
+
+
+def hierarchy_figure(
+    repository_name: str,
+    documents: list[NodeView],
+    groups: list[NodeView],
+    leaves_by_id: dict[str, dict[str, Any]],
+    kind: str = "sunburst",
+) -> go.Figure:
+    """Repository → files (top) → groups (mid) → leaves, sized by tokens.
+
+    Parent sizes are summed from their children here rather than read from
+    the nodes, so plotly's "total" branch values always add up.
+    """
+    ids: list[str] = []
+    labels: list[str] = []
+    parents: list[str] = []
+    values: list[int] = []
+    hovers: list[str] = []
+    root = "repository"
+    group_totals: dict[str, int] = {}
+    leaf_rows: list[tuple[str, str, str, int, str]] = []
+    for group in groups:
+        total = 0
+        for leaf_id in group.children:
+            leaf = leaves_by_id.get(leaf_id)
+            if leaf is None:
+                continue
+            tokens = int(leaf["token_count"])
+            total += tokens
+            where = line_range(leaf["start_line"], leaf["end_line"])
+            leaf_rows.append(
+                (
+                    leaf_id,
+                    plot_text(leaf["scope"] or where),
+                    group.id,
+                    tokens,
+                    plot_text(f"leaf · {leaf['scope']} · {where}"),
+                )
+            )
+        group_totals[group.id] = total
+    document_totals: dict[str, int] = {}
+    for group in groups:
+        if group.parent_id:
+            document_totals[group.parent_id] = (
+                document_totals.get(group.parent_id, 0) + group_totals[group.id]
+            )
+
+    ids.append(root)
+    labels.append(plot_text(repository_name))
+    parents.append("")
+    values.append(sum(document_totals.values()))
+    hovers.append(plot_text(f"repository {repository_name}"))
+    for document in documents:
+        ids.append(document.id)
+        labels.append(plot_text(document.path))
+        parents.append(root)
+        values.append(document_totals.get(document.id, 0))
+        hovers.append(plot_text(f"top · {document.path} · {len(document.children)} groups"))
+    for group in groups:
+        ids.append(group.id)
+        labels.append(plot_text(f"{line_range(group.start_line, group.end_line)} {group.scope}".strip()))
+        parents.append(group.parent_id or root)
+        values.append(group_totals[group.id])
+        where = line_range(group.start_line, group.end_line)
+        hovers.append(plot_text(f"mid · {group.path} {where} · {len(group.children)} leaves"))
+    for leaf_id, label, parent, tokens, hover in leaf_rows:
+        ids.append(leaf_id)
+        labels.append(label)
+        parents.append(parent)
+        values.append(tokens)
+        hovers.append(hover)
+
+    trace_type = go.Treemap if kind == "treemap" else go.Sunburst
+    trace = trace_type(
+        ids=ids,
+        labels=labels,
+        parents=parents,
+        values=values,
+        branchvalues="total",
+        customdata=hovers,
+        hovertemplate="%{customdata}<br>%{value} tokens<extra></extra>",
+        maxdepth=4 if kind == "sunburst" else 3,
+    )
+    figure = go.Figure(trace)
+    # Hide labels that would be too small to read (most leaves, until zoomed into).
+    figure.update_layout(uniformtext={"minsize": 10, "mode": "hide"})
+    return _compact(figure, 660)
+
+
+def group_size_figure(
+    first_name: str, first_sizes: list[int], second_name: str, second_sizes: list[int]
+) -> go.Figure:
+    """Leaves per group in two hierarchies, overlaid."""
+    figure = go.Figure()
+    for name, sizes, colour in (
+        (first_name, first_sizes, SMOOTHED_COLOUR),
+        (second_name, second_sizes, "#ff7f0e"),
+    ):
+        figure.add_trace(
+            go.Histogram(
+                x=sizes,
+                name=plot_text(name),
+                opacity=0.6,
+                marker={"color": colour},
+                xbins={"size": 1},
+                hovertemplate="%{x} leaves per group: %{y} groups<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        barmode="overlay",
+        xaxis_title="leaves per group",
+        yaxis_title="groups",
+        legend={"orientation": "h", "y": 1.15},
+    )
+    return _compact(figure, 300)

@@ -1,0 +1,150 @@
+"""The app's one index, which repository is active, and where things live."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
+
+import streamlit as st
+
+from hsc import Index, Settings
+
+APP_DIR = Path(__file__).resolve().parent.parent
+SAMPLE_REPOS = APP_DIR / "sample_repos"
+DEFAULT_SAMPLE = "inventory_py"
+
+ACTIVE_REPOSITORY = "active_repository_id"
+
+
+def database_path() -> Path:
+    """``HSC_APP_DB``, or ``.hsc/app.db`` under the current directory."""
+    configured = os.environ.get("HSC_APP_DB", "").strip()
+    path = Path(configured).expanduser() if configured else Path.cwd() / ".hsc" / "app.db"
+    return path.resolve()
+
+
+def default_repository_path() -> Path:
+    """``HSC_APP_REPO``, or the bundled Python sample."""
+    configured = os.environ.get("HSC_APP_REPO", "").strip()
+    return Path(configured).expanduser().resolve() if configured else SAMPLE_REPOS / DEFAULT_SAMPLE
+
+
+def sample_repositories() -> list[Path]:
+    if not SAMPLE_REPOS.is_dir():
+        return []
+    return sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def repository_path_problem(text: str) -> str | None:
+    """Why ``text`` cannot be indexed as a repository, or None when it can."""
+    if not text.strip():
+        return "Type the path of a folder on this machine."
+    path = Path(text.strip()).expanduser()
+    if not path.exists():
+        return f"There is no file or folder at {path}."
+    if not path.is_dir():
+        return f"{path} is a file; give the repository's top folder instead."
+    try:
+        empty = next(path.iterdir(), None) is None
+    except PermissionError:
+        return f"{path} cannot be read (permission denied)."
+    if empty:
+        return f"{path} is an empty folder: there is nothing to index."
+    return None
+
+
+class SharedIndex:
+    """One :class:`hsc.Index` for every browser session, one call at a time.
+
+    Streamlit runs each session's script in its own thread, while the index
+    holds a single SQLite connection and unsynchronised caches; serialising
+    the calls keeps two open tabs from interleaving a transaction.
+    """
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+        self.lock = threading.RLock()
+
+    def __getattr__(self, name: str) -> Any:
+        with self.lock:
+            value = getattr(self._index, name)
+        if not callable(value):
+            return value
+
+        @functools.wraps(value)
+        def serialised(*args: Any, **kwargs: Any) -> Any:
+            with self.lock:
+                return value(*args, **kwargs)
+
+        return cast(Callable[..., Any], serialised)
+
+
+@st.cache_resource(show_spinner="Opening the index and loading the embedding model…")
+def _open_index(database: str) -> SharedIndex:
+    index = Index.open(database, settings=Settings())
+    # Load the model now, once per process, rather than inside someone's first query.
+    _ = index.embedder
+    return SharedIndex(index)
+
+
+def shared_index() -> SharedIndex:
+    return _open_index(str(database_path()))
+
+
+def get_index() -> Index:
+    """The app's index (typed as :class:`hsc.Index`; every call is serialised)."""
+    return cast(Index, shared_index())
+
+
+def index_lock() -> threading.RLock:
+    """Hold this around a check-then-act sequence of index calls."""
+    return shared_index().lock
+
+
+def repositories_by_id(index: Index) -> dict[int, dict[str, Any]]:
+    return {int(row["id"]): row for row in index.repositories()}
+
+
+def active_repository(index: Index) -> dict[str, Any] | None:
+    """The repository this session works on: the one chosen last, else the
+    default repository when it is indexed, else the first one."""
+    known = repositories_by_id(index)
+    chosen = st.session_state.get(ACTIVE_REPOSITORY)
+    if chosen not in known:
+        default_id = index.repository_id(default_repository_path())
+        chosen = default_id if default_id in known else next(iter(known), None)
+        st.session_state[ACTIVE_REPOSITORY] = chosen
+    return known.get(chosen) if chosen is not None else None
+
+
+def set_active_repository(repository_id: int) -> None:
+    st.session_state[ACTIVE_REPOSITORY] = int(repository_id)
+
+
+def require_repository(index: Index) -> dict[str, Any]:
+    """The active repository, or a pointer to the Repository page and a stop."""
+    repository = active_repository(index)
+    if repository is None:
+        st.info("No repository is indexed yet. Choose one on the Repository page first.")
+        st.page_link("app.py", label="Go to Repository", icon=":material/folder_open:")
+        st.stop()
+    return cast(dict[str, Any], repository)
+
+
+_CHUNK_LIMITS = re.compile(r"(?:^|;)min=(\d+);max=(\d+)(?:;|$)")
+
+
+def chunk_limits(repository: dict[str, Any]) -> tuple[int, int] | None:
+    """The minimum and maximum leaf lengths a repository was cut with.
+
+    The library records them only inside the repository's ``chunk_key``
+    string ("min=24;max=256;tok=..."), so read them from there; None when
+    the key is missing or its format changes.
+    """
+    found = _CHUNK_LIMITS.search(str(repository.get("chunk_key") or ""))
+    return (int(found.group(1)), int(found.group(2))) if found else None

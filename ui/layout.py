@@ -1,0 +1,45 @@
+"""What every page does first: page settings, the shared index, a first-start
+index run, and the sidebar with the navigation."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from hsc import Index
+from ui.context import get_index
+from ui.params import current_parameters, take_moved_widgets
+from ui.progress import index_default_repository_once
+from ui.sidebar import render_sidebar
+
+# Streamlit's own page list would call the main script "app"; these links name
+# every page after its stage. Paths are relative to app.py.
+PAGES = (
+    ("app.py", "Repository", ":material/folder_open:"),
+    ("pages/2_Leaves.py", "Leaves", ":material/eco:"),
+    ("pages/3_Similarity.py", "Similarity", ":material/show_chart:"),
+    ("pages/4_Hierarchy.py", "Hierarchy", ":material/account_tree:"),
+    ("pages/5_Query.py", "Query", ":material/search:"),
+)
+
+
+def page_setup(page: str, own_parameters: tuple[str, ...] = ()) -> Index:
+    """Call first on every page (``page`` is its title); returns the app's index.
+
+    ``own_parameters`` are edited by widgets on the page itself, so the
+    sidebar shows their values instead of a second widget.
+
+    Each page is a script Streamlit runs on its own (a link to any page works,
+    even on a server that has just started), so each sets itself up here.
+    """
+    st.set_page_config(
+        page_title="hsc · hierarchical semantic chunking", page_icon=":material/account_tree:", layout="wide"
+    )
+    take_moved_widgets()
+    with st.sidebar:
+        for path, label, icon in PAGES:
+            st.page_link(path, label=label, icon=icon)
+        st.divider()
+    index = get_index()
+    index_default_repository_once(index, current_parameters())
+    render_sidebar(index, page, own_parameters)
+    return index

@@ -1,0 +1,29 @@
+"""The sidebar every page shares: what is active, and the parameters."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from hsc import Index
+from ui.context import active_repository, database_path
+from ui.params import parameter_editor
+from ui.text import md
+
+
+def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()) -> None:
+    with st.sidebar:
+        repository = active_repository(index)
+        st.subheader("Active")
+        if repository is None:
+            st.caption("**Repository** none yet")
+        else:
+            st.caption(
+                f"**Repository** {md(repository['name'])} "
+                f"({repository['leaf_count']} leaves in {repository['file_count']} files)"
+            )
+        model = (repository or {}).get("embedding_model") or index.settings.embedding_model
+        st.caption(f"**Embedding model** {md(model)}")
+        st.caption(f"**Tokenizer** {md(index.settings.tokenizer)}")
+        st.caption(f"**Summariser** {md(index.summariser_description())}")
+        st.caption(f"**Database** {md(database_path())}")
+        parameter_editor(page, own_parameters)

@@ -1,0 +1,80 @@
+"""Making repository text safe to show.
+
+File paths, scopes and summaries come from whatever repository was indexed.
+Streamlit renders labels, captions and progress texts as Markdown, and plotly
+renders a small set of HTML tags (``<b>``, ``<br>``, ``<a href>``) in chart
+text; a file called ``__init__.py`` would turn bold and a scope holding
+``<a href=...>`` would become a link. These helpers neutralise both.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+# CommonMark lets any ASCII punctuation be escaped with a backslash, and an
+# escaped character is always literal text: so escaping all of it is safe
+# whatever the renderer's extensions (emphasis, links, LaTeX "$", directives).
+_ASCII_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
+# GFM finds bare links ("www.x", "http://x", "a@b.c") in text after escapes are
+# resolved, so escaping cannot stop them; a zero-width space inside the marker can.
+_AUTOLINK_MARKERS = re.compile(r"(?i)(www|://|@)")
+_ZERO_WIDTH_SPACE = "\u200b"
+
+
+def md(text: object) -> str:
+    """``text`` as literal Markdown: one line, every punctuation mark escaped,
+    no bare link recognised."""
+    one_line = " ".join(str(text).split())
+    unlinked = _AUTOLINK_MARKERS.sub(lambda m: m.group(1)[0] + _ZERO_WIDTH_SPACE + m.group(1)[1:], one_line)
+    return _ASCII_PUNCTUATION.sub(r"\\\1", unlinked)
+
+
+def plot_text(text: object) -> str:
+    """``text`` for plotly labels and hovers: its tags shown, not interpreted."""
+    return html.escape(str(text), quote=False)
+
+
+def shorten(text: str, limit: int) -> str:
+    """At most ``limit`` characters, with an ellipsis when cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# tree-sitter language names that the code highlighter (Prism) spells
+# differently; every other name is passed on unchanged.
+_HIGHLIGHTER_NAMES: dict[str, str | None] = {
+    "": None,
+    "text": None,
+    "c_sharp": "csharp",
+    "commonlisp": "lisp",
+    "embedded_template": "erb",
+}
+
+
+def code_language(language: str | None) -> str | None:
+    """The ``st.code`` language for a leaf's tree-sitter language name."""
+    name = (language or "").lower()
+    return _HIGHLIGHTER_NAMES.get(name, name)
+
+
+def shared_prefix(sequences: list[list[str]]) -> list[str]:
+    """The longest run of items every sequence starts with."""
+    if not sequences:
+        return []
+    prefix = sequences[0]
+    for sequence in sequences[1:]:
+        size = 0
+        while size < min(len(prefix), len(sequence)) and prefix[size] == sequence[size]:
+            size += 1
+        prefix = prefix[:size]
+    return prefix
+
+
+def shared_scope(scopes: list[str]) -> str:
+    """The dotted prefix every scope starts with ("a.b.c", "a.b.d" -> "a.b")."""
+    return ".".join(shared_prefix([scope.split(".") for scope in scopes]))
+
+
+def line_range(start: int, end: int) -> str:
+    return f"L{start}" if start == end else f"L{start}–{end}"
