@@ -22,11 +22,7 @@ st.caption(
 
 repository = ui.require_repository(index)
 repository_id = int(repository["id"])
-hierarchies = index.hierarchies(repository_id)
-if not hierarchies:
-    with ui.index_lock():
-        index.default_hierarchy(repository_id)
-    hierarchies = index.hierarchies(repository_id)
+hierarchies = ui.saved_hierarchies(index, repository_id)
 by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 RESPONSE = "query:response"

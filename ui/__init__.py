@@ -11,6 +11,7 @@ from ui.context import (
     repository_path_problem,
     require_repository,
     sample_repositories,
+    saved_hierarchies,
     set_active_repository,
 )
 from ui.layout import page_setup
@@ -47,6 +48,7 @@ __all__ = [
     "run_build",
     "run_indexing",
     "sample_repositories",
+    "saved_hierarchies",
     "set_active_repository",
     "set_parameters",
     "shared_prefix",

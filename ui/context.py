@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import threading
@@ -136,15 +137,28 @@ def require_repository(index: Index) -> dict[str, Any]:
     return cast(dict[str, Any], repository)
 
 
+def saved_hierarchies(index: Index, repository_id: int) -> list[dict[str, Any]]:
+    """The repository's saved parameter sets, building the default one if there is none yet."""
+    hierarchies = index.hierarchies(repository_id)
+    if not hierarchies:
+        with index_lock():
+            index.default_hierarchy(repository_id)
+        hierarchies = index.hierarchies(repository_id)
+    return hierarchies
+
+
 _CHUNK_LIMITS = re.compile(r"(?:^|;)min=(\d+);max=(\d+)(?:;|$)")
 
 
 def chunk_limits(repository: dict[str, Any]) -> tuple[int, int] | None:
     """The minimum and maximum leaf lengths a repository was cut with.
 
-    The library records them only inside the repository's ``chunk_key``
-    string ("min=24;max=256;tok=..."), so read them from there; None when
-    the key is missing or its format changes.
+    Recorded in the repository's ``parameters``; databases written before
+    that have them only inside ``chunk_key`` ("min=24;max=256;tok=...").
+    None when neither says.
     """
+    recorded = json.loads(repository.get("parameters") or "{}")
+    if "minimum_chunk_token_length" in recorded:
+        return int(recorded["minimum_chunk_token_length"]), int(recorded["maximum_chunk_token_length"])
     found = _CHUNK_LIMITS.search(str(repository.get("chunk_key") or ""))
     return (int(found.group(1)), int(found.group(2))) if found else None
