@@ -342,10 +342,13 @@ class Index:
 
     # -- nodes ------------------------------------------------------------------------
 
-    def _mid_view(self, row: dict[str, Any], with_text: bool = True) -> NodeView:
-        leaf_ids = self.store.member_leaf_ids(int(row["id"]))
-        leaves = self.store.leaves_by_id(leaf_ids)
-        ordered = [leaves[i] for i in leaf_ids if i in leaves]
+    def _mid_view(self, row: dict[str, Any], members: list[dict[str, Any]] | None = None) -> NodeView:
+        """``members``: the group's leaf rows in order (looked up when not given)."""
+        if members is None:
+            members = self.store.group_members(int(row["hierarchy_id"]), node_id=int(row["id"]))[
+                int(row["id"])
+            ]
+        leaf_ids = [int(leaf["id"]) for leaf in members]
         return NodeView(
             id=f"{row['level']}:{row['id']}",
             level=row["level"],
@@ -353,7 +356,7 @@ class Index:
             language=row["language"] or "",
             start_line=row["start_line"],
             end_line=row["end_line"],
-            scope=common_scope([leaf["scope"] for leaf in ordered]),
+            scope=common_scope([leaf["scope"] for leaf in members]),
             node_type="group",
             token_count=row["token_count"],
             parent_id=f"top:{row['parent_id']}" if row["parent_id"] else None,
@@ -361,7 +364,7 @@ class Index:
             summary=row["summary"],
             summariser=row["summariser"],
             summary_model=row["summary_model"],
-            text="\n\n".join(leaf["text"] for leaf in ordered) if with_text else "",
+            text="\n\n".join(leaf.get("text", "") for leaf in members),
         )
 
     def _top_view(self, row: dict[str, Any]) -> NodeView:
@@ -428,7 +431,11 @@ class Index:
         return [self.node(child) for child in self.node(node_id).children]
 
     def groups(self, hierarchy_id: int, with_text: bool = False) -> list[NodeView]:
-        return [self._mid_view(row, with_text) for row in self.store.nodes(hierarchy_id, "mid")]
+        members = self.store.group_members(hierarchy_id, with_text=with_text)
+        return [
+            self._mid_view(row, members.get(int(row["id"]), []))
+            for row in self.store.nodes(hierarchy_id, "mid")
+        ]
 
     def documents(self, hierarchy_id: int) -> list[NodeView]:
         return [self._top_view(row) for row in self.store.nodes(hierarchy_id, "top")]
@@ -555,7 +562,7 @@ class Index:
         exact = flat_search(loaded.table.vectors, vector, params.leaf_level_top_k)
         flat_ms = (time.perf_counter() - started) * 1000
         mid_rows = {
-            mid_id: self._mid_view(self.store.node(mid_id) or {}, with_text=False)
+            mid_id: self._mid_view(self.store.node(mid_id) or {})
             for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
         }
         groups = []

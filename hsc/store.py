@@ -497,15 +497,21 @@ class Store:
     def child_nodes(self, node_id: int) -> list[dict[str, Any]]:
         return self.rows(f"{self.NODE_SELECT} WHERE n.parent_id = ? ORDER BY n.ordinal", (node_id,))
 
-    def member_leaf_ids(self, node_id: int) -> list[int]:
-        return [
-            int(row[0])
-            for row in self.conn.execute(
-                """SELECT m.leaf_id FROM memberships m JOIN leaves l ON l.id = m.leaf_id
-                   JOIN files f ON f.id = l.file_id WHERE m.node_id = ? ORDER BY f.path, l.ordinal""",
-                (node_id,),
-            )
-        ]
+    def group_members(
+        self, hierarchy_id: int, node_id: int | None = None, with_text: bool = True
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Mid node id -> its leaf rows in document order, for one node or all, in one query."""
+        text = ", l.text" if with_text else ""
+        node_filter = " AND m.node_id = ?" if node_id is not None else ""
+        members: dict[int, list[dict[str, Any]]] = {} if node_id is None else {node_id: []}
+        for row in self.rows(
+            f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
+                JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
+                WHERE m.hierarchy_id = ?{node_filter} ORDER BY f.path, l.ordinal""",
+            (hierarchy_id, node_id) if node_id is not None else (hierarchy_id,),
+        ):
+            members.setdefault(int(row.pop("node_id")), []).append(row)
+        return members
 
     def memberships(self, hierarchy_id: int) -> dict[int, int]:
         """leaf id -> mid node id."""
