@@ -17,9 +17,10 @@ import numpy as np
 
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
+from hsc.model import common_scope
 from hsc.params import Parameters, Settings, with_values
 from hsc.parse import module_name
-from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, common_scope, index_repository
+from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, index_repository
 from hsc.retrieve import MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
 from hsc.store import Store
 from hsc.summarize import Summarizer, describe_summarizer, make_summarizer

@@ -15,6 +15,24 @@ def content_hash(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
+def common_prefix(sequences: list[list[str]]) -> list[str]:
+    """The longest run of items every sequence starts with."""
+    if not sequences:
+        return []
+    prefix = sequences[0]
+    for sequence in sequences[1:]:
+        size = 0
+        while size < min(len(prefix), len(sequence)) and prefix[size] == sequence[size]:
+            size += 1
+        prefix = prefix[:size]
+    return prefix
+
+
+def common_scope(scopes: list[str]) -> str:
+    """The dotted prefix every scope starts with ("a.b.c", "a.b.d" -> "a.b")."""
+    return ".".join(common_prefix([scope.split(".") for scope in scopes]))
+
+
 @dataclass(frozen=True)
 class Leaf:
     """The smallest retrievable unit: one AST node, a split piece of one, or

@@ -29,7 +29,7 @@ from typing import Any
 
 from tree_sitter_language_pack import get_parser
 
-from hsc.model import Leaf
+from hsc.model import Leaf, common_prefix
 from hsc.params import Parameters
 from hsc.tokens import TokenCounter
 
@@ -1082,13 +1082,7 @@ def _merged_scope(parts: tuple[tuple[str, str, int], ...]) -> str:
         return largest
     if 3 * tokens_by_scope[largest] >= 2 * sum(tokens_by_scope.values()):
         return largest
-    shared = paths[0]
-    for path in paths[1:]:
-        length = 0
-        while length < min(len(shared), len(path)) and shared[length] == path[length]:
-            length += 1
-        shared = shared[:length]
-    return ".".join(shared) or largest
+    return ".".join(common_prefix(paths)) or largest
 
 
 def _closes_fence(match: re.Match[bytes] | None, fence: bytes) -> bool:

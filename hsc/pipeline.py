@@ -18,7 +18,7 @@ import numpy as np
 from hsc.embed import Embedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.ingest import load_file, walk_repository
-from hsc.model import FileReport, ParsedFile
+from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import Parameters, Settings
 from hsc.store import Store
 from hsc.summarize import Summarizer, SummaryRequest
@@ -208,20 +208,6 @@ def _embed_and_write(
 
 
 # -- hierarchy -------------------------------------------------------------------
-
-
-def common_scope(scopes: list[str]) -> str:
-    """Longest dotted prefix shared by all scopes ("a.b.c", "a.b.d" -> "a.b")."""
-    if not scopes:
-        return ""
-    parts = scopes[0].split(".")
-    for scope in scopes[1:]:
-        other = scope.split(".")
-        n = 0
-        while n < min(len(parts), len(other)) and parts[n] == other[n]:
-            n += 1
-        parts = parts[:n]
-    return ".".join(parts)
 
 
 def summary_budget(params: Parameters) -> int:

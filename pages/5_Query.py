@@ -39,7 +39,7 @@ def short_scope(scope: str, shared: str) -> str:
 
 def shared_folder(paths: list[str]) -> str:
     """The folder ("a/b/") every path is inside, or ""."""
-    parts = ui.shared_prefix([path.split("/")[:-1] for path in paths])
+    parts = ui.common_prefix([path.split("/")[:-1] for path in paths])
     return "/".join(parts) + "/" if parts else ""
 
 
@@ -94,7 +94,7 @@ if response is not None and response.query.strip():
     )
 
     # The scope tells a result apart; what all of them share only takes room.
-    shared = ui.shared_scope([r.scope for r in (*response.results, *response.flat)])
+    shared = ui.common_scope([r.scope for r in (*response.results, *response.flat)])
     shown_scope = {r.leaf_id: short_scope(r.scope, shared) for r in (*response.results, *response.flat)}
     folder = shared_folder([g.path for g in response.groups])
 

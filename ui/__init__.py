@@ -1,6 +1,7 @@
 """Shared pieces of the Streamlit app (kept out of ``pages/``, where every
 module would become a page)."""
 
+from hsc.model import common_prefix, common_scope
 from ui.context import (
     active_repository,
     chunk_limits,
@@ -24,7 +25,7 @@ from ui.params import (
 )
 from ui.progress import index_default_repository_once, run_build, run_indexing
 from ui.sidebar import render_sidebar
-from ui.text import code_language, line_range, md, plot_text, shared_prefix, shared_scope, shorten
+from ui.text import code_language, line_range, md, plot_text, shorten
 
 __all__ = [
     "active_repository",
@@ -51,8 +52,8 @@ __all__ = [
     "saved_hierarchies",
     "set_active_repository",
     "set_parameters",
-    "shared_prefix",
-    "shared_scope",
+    "common_prefix",
+    "common_scope",
     "shorten",
     "render_sidebar",
 ]

@@ -58,23 +58,5 @@ def code_language(language: str | None) -> str | None:
     return _HIGHLIGHTER_NAMES.get(name, name)
 
 
-def shared_prefix(sequences: list[list[str]]) -> list[str]:
-    """The longest run of items every sequence starts with."""
-    if not sequences:
-        return []
-    prefix = sequences[0]
-    for sequence in sequences[1:]:
-        size = 0
-        while size < min(len(prefix), len(sequence)) and prefix[size] == sequence[size]:
-            size += 1
-        prefix = prefix[:size]
-    return prefix
-
-
-def shared_scope(scopes: list[str]) -> str:
-    """The dotted prefix every scope starts with ("a.b.c", "a.b.d" -> "a.b")."""
-    return ".".join(shared_prefix([scope.split(".") for scope in scopes]))
-
-
 def line_range(start: int, end: int) -> str:
     return f"L{start}" if start == end else f"L{start}–{end}"
