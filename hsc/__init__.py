@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 # Names are imported on first use, so `import hsc.segment` stays light.
 _EXPORTS = {
     "Index": "hsc.api",
+    "GroupResult": "hsc.api",
     "NodeView": "hsc.api",
     "QueryResponse": "hsc.api",
     "QueryResult": "hsc.api",

@@ -75,6 +75,7 @@ class QueryResult:
     parent_id: str | None
     parent_score: float | None
     text: str = ""
+    language: str = ""
     parent: NodeView | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -634,6 +635,7 @@ class Index:
                     parent_id=f"mid:{mid_id}",
                     parent_score=None if hit.group < 0 else hit.group_score,
                     text=row["text"],
+                    language=row["language"] or "",
                     parent=mids.get(mid_id),
                 )
             )

@@ -93,6 +93,35 @@ def bench_embed() -> dict[str, Any]:
     }
 
 
+def bench_index(path: Path | None = None) -> dict[str, Any]:
+    """The whole pipeline on a real folder (default: the standard library's
+    ``email`` package) into a fresh database, then again with nothing changed."""
+    import tempfile
+
+    from hsc.api import Index
+
+    root = path or Path(sysconfig.get_paths()["stdlib"]) / "email"
+    with tempfile.TemporaryDirectory() as folder, Index.open(Path(folder) / "bench.db") as index:
+        started = time.perf_counter()
+        first = index.index(root)
+        seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        again = index.index(root)
+        unchanged_seconds = time.perf_counter() - started
+        hierarchy = index.hierarchies(first.repository_id)[0]
+    return {
+        "suite": "index",
+        "root": str(root),
+        "files": first.files_seen,
+        "leaves": first.leaves,
+        "groups": hierarchy["group_count"],
+        "seconds_with_model_load": round(seconds, 1),
+        "leaves_per_second": round(first.leaves / seconds, 1),
+        "reindex_unchanged_seconds": round(unchanged_seconds, 2),
+        "reindex_leaves_embedded": again.leaves_embedded,
+    }
+
+
 def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
     """Leaves whose vectors drift by topic, in files of 5 to 60 leaves: the
     structure real repositories have, so segmentation has work to do."""
@@ -293,6 +322,8 @@ def run_bench(args: argparse.Namespace) -> int:
             result = bench_chunk()
         elif suite == "embed":
             result = bench_embed()
+        elif suite == "index":
+            result = bench_index(Path(args.path) if args.path else None)
         elif suite == "quality":
             result = bench_quality()
         elif suite == "hierarchy":

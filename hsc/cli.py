@@ -268,12 +268,13 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="performance figures (see benchmarks/README.md)")
     bench.add_argument(
         "suite",
-        choices=["perf", "chunk", "embed", "hierarchy", "query", "quality"],
+        choices=["perf", "chunk", "embed", "hierarchy", "query", "quality", "index"],
         nargs="?",
         default="perf",
     )
     bench.add_argument("--json", action="store_true")
     bench.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
+    bench.add_argument("--path", help="folder for the index suite (default: the stdlib's email package)")
     bench.set_defaults(run=command_bench)
     return parser
 
