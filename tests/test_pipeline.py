@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from conftest import ROOT, SAMPLE_REPOS
 
@@ -155,3 +156,12 @@ def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, embedder):
         clean.index(repo)
         assert leaf_snapshot(clean) == resumed_leaves
         assert clean.hierarchies()[0]["group_count"] == resumed_groups
+
+
+def test_embeddings_come_back_in_the_given_order(embedder):
+    texts = ["def tiny(): pass", "class Big:\n" + "    value = compute(1, 2, 3)\n" * 40, "x = 1", "y = 2 + 3"]
+    batched = embedder.embed(texts, batch_size=2)
+    one_by_one = [embedder.embed([text], batch_size=1)[0] for text in texts]
+    for row, single in zip(batched, one_by_one):
+        assert float(row @ single) > 0.999
+    assert abs(float(np.linalg.norm(batched, axis=1).min()) - 1.0) < 1e-5
