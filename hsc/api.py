@@ -247,7 +247,7 @@ class Index:
             self.settings,
             self.counter,
             lambda: self.embedder,
-            progress or (lambda _: None),
+            progress,
         )
         existing = self.store.hierarchies(report.repository_id)
         if report.changed or not existing:
@@ -307,7 +307,7 @@ class Index:
             name,
             model,
             self.summarizer,
-            progress or (lambda _: None),
+            progress,
         )
         if old:
             self._forget(int(old["id"]))
@@ -543,9 +543,11 @@ class Index:
         params: Parameters | None = None,
         flat: bool = False,
         record: bool = True,
+        compare: bool = True,
     ) -> QueryResponse:
-        """Two-stage retrieval (or flat with ``flat=True``). The flat ranking is
-        always computed too, so the two can be compared side by side."""
+        """Two-stage retrieval (or flat with ``flat=True``). With ``compare``
+        (the default) both rankings are computed, so they can be shown side by
+        side; without it only the one asked for runs, and the other is empty."""
         if not text.strip():
             raise ValueError("the query is empty")
         if hierarchy_id is None:
@@ -557,12 +559,16 @@ class Index:
         started = time.perf_counter()
         vector = self.embed_query(text)
         embedding_ms = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        staged = loaded.retriever.search(vector, params.mid_level_top_k, params.leaf_level_top_k)
-        staged_ms = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        exact = flat_search(loaded.table.vectors, vector, params.leaf_level_top_k)
-        flat_ms = (time.perf_counter() - started) * 1000
+        staged, staged_ms = Retrieval([], [], 0), 0.0
+        if compare or not flat:
+            started = time.perf_counter()
+            staged = loaded.retriever.search(vector, params.mid_level_top_k, params.leaf_level_top_k)
+            staged_ms = (time.perf_counter() - started) * 1000
+        exact, flat_ms = Retrieval([], [], len(loaded.table)), 0.0
+        if compare or flat:
+            started = time.perf_counter()
+            exact = flat_search(loaded.table.vectors, vector, params.leaf_level_top_k)
+            flat_ms = (time.perf_counter() - started) * 1000
         mid_rows = {
             mid_id: self._mid_view(self.store.node(mid_id) or {})
             for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}

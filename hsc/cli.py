@@ -157,7 +157,9 @@ def command_query(args: argparse.Namespace) -> int:
         else:
             raise SystemExit("hsc: give a query text or --queries FILE")
         for text in texts:
-            response = index.query(text, hierarchy_id=hierarchy_id, params=query_params, flat=args.flat)
+            response = index.query(
+                text, hierarchy_id=hierarchy_id, params=query_params, flat=args.flat, compare=False
+            )
             _print_response(response, args.json)
     return 0
 

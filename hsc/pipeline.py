@@ -83,7 +83,7 @@ def index_repository(
     settings: Settings,
     counter: TokenCounter,
     get_embedder: Callable[[], Embedder],
-    progress: ProgressCallback = _ignore,
+    progress: ProgressCallback | None = None,
 ) -> IndexReport:
     """Bring the store's copy of ``root`` up to date, embedding only leaves
     whose (model, content hash) is not cached yet.
@@ -92,6 +92,7 @@ def index_repository(
     a killed run resumes where it stopped: the next run finds those files
     unchanged and carries on with the rest.
     """
+    progress = progress or _ignore
     started = time.perf_counter()
     root = root.resolve()
     repository_id = store.upsert_repository(str(root), root.name)
@@ -223,9 +224,10 @@ def build_hierarchy(
     name: str,
     model: str,
     summarizer: Summarizer,
-    progress: ProgressCallback = _ignore,
+    progress: ProgressCallback | None = None,
 ) -> tuple[int, HierarchyPlan]:
     """Plan the hierarchy, summarise what needs it (cached), and store it."""
+    progress = progress or _ignore
     plan = plan_hierarchy(table, params)
     progress(Progress("hierarchy", 1, 1, f"{plan.group_count} groups in {plan.document_count} files"))
     leaf_rows = store.leaves_by_id(table.leaf_ids.tolist())

@@ -272,10 +272,7 @@ class Store:
                     (
                         file_id,
                         ordinal,
-                        *(getattr(leaf, c) for c in LEAF_COLUMNS[:-3]),
-                        leaf.content_hash,
-                        leaf.chunker,
-                        leaf.text,
+                        *(getattr(leaf, c) for c in LEAF_COLUMNS),
                     )
                     for ordinal, leaf in enumerate(leaves)
                 ],
@@ -570,9 +567,6 @@ class Store:
         return self.rows(
             "SELECT * FROM queries WHERE repository_id = ? ORDER BY id DESC LIMIT ?", (repository_id, limit)
         )
-
-    def query_results(self, query_id: int) -> list[dict[str, Any]]:
-        return self.rows("SELECT * FROM query_results WHERE query_id = ? ORDER BY stage, rank", (query_id,))
 
     # -- statistics ---------------------------------------------------------------
 
