@@ -21,7 +21,7 @@ from hsc.model import common_scope
 from hsc.params import Parameters, Settings, with_values
 from hsc.parse import module_name
 from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, index_repository
-from hsc.retrieve import MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
+from hsc.retrieve import RETRIEVAL_MODES, MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
 from hsc.store import Store
 from hsc.summarize import Summarizer, describe_summarizer, make_summarizer
 from hsc.tokens import TokenCounter, get_counter
@@ -109,7 +109,7 @@ class GroupResult:
 @dataclass
 class QueryResponse:
     query: str
-    mode: str  # "two-stage" or "flat"
+    mode: str  # one of hsc.retrieve.RETRIEVAL_MODES
     results: list[QueryResult]
     groups: list[GroupResult]
     flat: list[QueryResult]
@@ -544,12 +544,18 @@ class Index:
         flat: bool = False,
         record: bool = True,
         compare: bool = True,
+        mode: str | None = None,
     ) -> QueryResponse:
-        """Two-stage retrieval (or flat with ``flat=True``). With ``compare``
-        (the default) both rankings are computed, so they can be shown side by
-        side; without it only the one asked for runs, and the other is empty."""
+        """Retrieve with ``mode`` (one of :data:`hsc.retrieve.RETRIEVAL_MODES`;
+        ``flat=True`` is short for ``mode="flat"``). With ``compare`` (the
+        default) the flat ranking is computed too, so both can be shown side
+        by side; without it only the one asked for runs, and the other is empty."""
         if not text.strip():
             raise ValueError("the query is empty")
+        mode = mode or ("flat" if flat else "two-stage")
+        if mode not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        flat = mode == "flat"
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
         hierarchy = self.hierarchy(hierarchy_id)
@@ -593,7 +599,7 @@ class Index:
         flat_results = self._results(loaded, exact, mid_rows)
         response = QueryResponse(
             query=text,
-            mode="flat" if flat else "two-stage",
+            mode=mode,
             results=flat_results if flat else two_stage,
             groups=groups,
             flat=flat_results,

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from hsc.api import Index, default_database
+from hsc.bench import add_arguments as add_bench_arguments
 from hsc.params import Parameters, Settings, describe, load_toml, parse_assignments, split_overrides
 from hsc.pipeline import Progress
+from hsc.retrieve import RETRIEVAL_MODES
 
 
 def _progress_printer(enabled: bool) -> Any:
@@ -158,7 +160,11 @@ def command_query(args: argparse.Namespace) -> int:
             raise SystemExit("hsc: give a query text or --queries FILE")
         for text in texts:
             response = index.query(
-                text, hierarchy_id=hierarchy_id, params=query_params, flat=args.flat, compare=False
+                text,
+                hierarchy_id=hierarchy_id,
+                params=query_params,
+                mode="flat" if args.flat else args.mode,
+                compare=False,
             )
             _print_response(response, args.json)
     return 0
@@ -248,7 +254,12 @@ def build_parser() -> argparse.ArgumentParser:
     query = add("query", "two-stage (or --flat) retrieval")
     query.add_argument("text", nargs="?")
     query.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
-    query.add_argument("--flat", action="store_true", help="exact search over all leaves (the baseline)")
+    query.add_argument(
+        "--mode", choices=RETRIEVAL_MODES, default=None, help="retrieval mode (default: two-stage)"
+    )
+    query.add_argument(
+        "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
+    )
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     query.add_argument("--repo", help="repository path, when the database holds several")
     query.add_argument("--json", action="store_true")
@@ -267,16 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)
 
-    bench = sub.add_parser("bench", help="performance figures (see benchmarks/README.md)")
-    bench.add_argument(
-        "suite",
-        choices=["perf", "chunk", "embed", "hierarchy", "query", "quality", "index"],
-        nargs="?",
-        default="perf",
-    )
-    bench.add_argument("--json", action="store_true")
-    bench.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
-    bench.add_argument("--path", help="folder for the index suite (default: the stdlib's email package)")
+    bench = sub.add_parser("bench", help="performance and quality figures (see the README's Performance)")
+    add_bench_arguments(bench)
     bench.set_defaults(run=command_bench)
     return parser
 

@@ -15,6 +15,10 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+# What ``Index.query(mode=...)`` accepts: the seed's two stages, and the exact
+# search over every leaf that they are judged by.
+RETRIEVAL_MODES = ("two-stage", "flat")
+
 
 @dataclass(frozen=True)
 class GroupHit:

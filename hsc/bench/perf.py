@@ -1,4 +1,5 @@
-"""``python -m hsc bench perf``: the figures the README and the notes quote.
+"""Speed suites of ``python -m hsc bench``: chunking, embedding, the whole
+index, hierarchy rebuilds and queries.
 
 Timings are printed, never asserted: they depend on the machine. Each suite
 says what it measured and on what, so a run can be compared with another.
@@ -6,9 +7,6 @@ says what it measured and on what, so a run can be compared with another.
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 import sysconfig
 import time
 from pathlib import Path
@@ -22,11 +20,7 @@ from hsc.params import Parameters, Settings
 from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
 from hsc.tokens import get_counter
 
-SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
-
-
-def _log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "sample_repos"
 
 
 def bench_chunk(root: Path | None = None) -> dict[str, Any]:
@@ -217,136 +211,3 @@ def bench_query(n: int = 100_000, queries: int = 200) -> dict[str, Any]:
         "recall_at_k_vs_flat": round(float(np.mean(recall)), 3),
         "target": "two-stage p50 under 20 ms",
     }
-
-
-def bench_quality(
-    database: Path | None = None,
-    thresholds: tuple[float, ...] = (0.3, 0.4, 0.45, 0.5, 0.6),
-    windows: tuple[int, ...] = (1, 2, 3),
-) -> dict[str, Any]:
-    """Retrieval quality of parameter choices on the sample repositories,
-    against the labelled queries in ``tests/data/sample_queries.json``.
-
-    A hit is a result in the expected file whose scope ends with the expected
-    name. Everything runs from cached vectors: one index, then numpy.
-    """
-    import tempfile
-
-    from hsc.api import Index
-
-    cases = json.loads((SAMPLE_REPOS.parent / "tests" / "data" / "sample_queries.json").read_text())
-    database = database or Path(tempfile.mkdtemp()) / "quality.db"
-    index = Index.open(database)
-    tables, query_vectors = {}, {}
-    for name in sorted({case["repo"] for case in cases}):
-        index.index(SAMPLE_REPOS / name)
-        tables[name] = index.leaf_table(index.repository_id(SAMPLE_REPOS / name))
-    for case in cases:
-        query_vectors[case["query"]] = index.embed_query(case["query"])
-
-    def hits(table: LeafTable, rows: list[int], case: dict[str, str]) -> list[bool]:
-        return [
-            table.paths[table.file_index[r]] == case["path"]
-            and table.scopes[r].endswith(case["scope_suffix"])
-            for r in rows
-        ]
-
-    base = Parameters()
-    flat_at_1 = flat_at_k = 0
-    for case in cases:
-        table = tables[case["repo"]]
-        found = hits(
-            table, [h.row for h in flat_search(table.vectors, query_vectors[case["query"]], 10).leaves], case
-        )
-        flat_at_1 += found[0]
-        flat_at_k += any(found)
-    grid = []
-    for rule in ("valley", "threshold"):
-        for window in windows:
-            for threshold in thresholds:
-                params = Parameters(
-                    **{
-                        **base.__dict__,
-                        "similarity_drop_threshold": threshold,
-                        "smoothing_window_size": window,
-                        "boundary_rule": rule,
-                    }
-                )
-                at_1 = at_k = compared = groups = singletons = 0
-                retrievers = {}
-                for name, table in tables.items():
-                    plan = plan_hierarchy(table, params)
-                    groups += plan.group_count
-                    singletons += int(np.count_nonzero(plan.group_ends - plan.group_starts == 1))
-                    mid_index = MidLevelIndex.build(plan.group_vectors)
-                    retrievers[name] = TwoStageRetriever(
-                        table.vectors, plan.group_starts, plan.group_ends, mid_index
-                    )
-                for case in cases:
-                    table = tables[case["repo"]]
-                    staged = retrievers[case["repo"]].search(
-                        query_vectors[case["query"]], params.mid_level_top_k, params.leaf_level_top_k
-                    )
-                    found = hits(table, [h.row for h in staged.leaves], case)
-                    at_1 += bool(found and found[0])
-                    at_k += any(found)
-                    compared += staged.leaves_compared
-                grid.append(
-                    {
-                        "boundary_rule": rule,
-                        "smoothing_window_size": window,
-                        "similarity_drop_threshold": threshold,
-                        "groups": groups,
-                        "singleton_groups": singletons,
-                        "hit_at_1": round(at_1 / len(cases), 3),
-                        "hit_at_10": round(at_k / len(cases), 3),
-                        "leaves_compared_mean": round(compared / len(cases), 1),
-                    }
-                )
-    index.close()
-    return {
-        "suite": "quality",
-        "queries": len(cases),
-        "leaves": {n: len(t) for n, t in tables.items()},
-        "flat": {"hit_at_1": round(flat_at_1 / len(cases), 3), "hit_at_10": round(flat_at_k / len(cases), 3)},
-        "grid": grid,
-    }
-
-
-def run_bench(args: argparse.Namespace) -> int:
-    suites = ["chunk", "embed", "hierarchy", "query"] if args.suite == "perf" else [args.suite]
-    results = []
-    for suite in suites:
-        _log(f"bench {suite} ...")
-        if suite == "chunk":
-            result = bench_chunk()
-        elif suite == "embed":
-            result = bench_embed()
-        elif suite == "index":
-            result = bench_index(Path(args.path) if args.path else None)
-        elif suite == "quality":
-            result = bench_quality()
-        elif suite == "hierarchy":
-            result = bench_hierarchy(args.leaves or 20_000)
-        else:
-            result = bench_query(args.leaves or 100_000)
-        results.append(result)
-        print(json.dumps(result) if args.json else _format(result), flush=True)
-    return 0
-
-
-def _format(result: dict[str, Any]) -> str:
-    if result["suite"] == "quality":
-        lines = [
-            f"quality: {result['queries']} queries, leaves {result['leaves']}, flat {result['flat']}",
-            "rule       window threshold groups singletons hit@1 hit@10 compared",
-        ]
-        for row in result["grid"]:
-            lines.append(
-                f"{row['boundary_rule']:<10} {row['smoothing_window_size']:>6} "
-                f"{row['similarity_drop_threshold']:>9} {row['groups']:>6} {row['singleton_groups']:>10} "
-                f"{row['hit_at_1']:>5} {row['hit_at_10']:>6} "
-                f"{row['leaves_compared_mean']:>8}"
-            )
-        return "\n".join(lines)
-    return f"{result['suite']}: " + ", ".join(f"{k}={v}" for k, v in result.items() if k != "suite")
