@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
@@ -20,6 +19,7 @@ import pathspec
 from hsc.model import FileReport, ParsedFile
 from hsc.params import Parameters, Settings
 from hsc.parse import parse_source
+from hsc.reading import FileBytes, decode_text, os_reason, read_file_bytes, stored_name
 from hsc.tokens import TokenCounter
 
 LANGUAGE_BY_EXTENSION: dict[str, str] = {
@@ -87,8 +87,8 @@ BINARY_EXTENSIONS = frozenset(
     }
 )
 
-BINARY_SNIFF_BYTES = 8192
-_BOM = "\ufeff"
+# .gitignore files are read for patterns only; one larger than this is not a real one.
+GITIGNORE_MAX_BYTES = 1_000_000
 
 ErrorCallback = Callable[[str, str], None]
 
@@ -106,7 +106,9 @@ def walk_repository(root: Path, on_error: ErrorCallback | None = None) -> Iterat
     deeper file overrides a shallower one), skips ``SKIPPED_DIRECTORIES``,
     hidden directories and dotfiles (configuration such as ``.env`` may hold
     secrets), and does not follow symlinked directories. Symlinked files are
-    listed; ``load_file`` reports one that is broken.
+    listed; ``load_file`` reports one that is broken or leads out of ``root``.
+    Paths are the OS's names (a name that is not valid UTF-8 holds lone
+    surrogates); :func:`~hsc.reading.stored_name` makes them storable.
 
     A directory that cannot be read (or a root that is not a directory) does
     not stop the walk: ``on_error(rel_path, reason)`` is called for it, with
@@ -129,9 +131,9 @@ def _walk_directory(
             entries = list(scan)
     except OSError as error:
         if on_error is not None:
-            on_error(rel_dir, _os_reason(error))
+            on_error(stored_name(rel_dir), os_reason(error))
         return
-    spec = _read_gitignore(directory / ".gitignore", rel_dir, on_error)
+    spec = _read_gitignore(root, rel_dir, on_error)
     specs = [*ignore_specs, (rel_dir, spec)] if spec is not None else ignore_specs
 
     candidates: list[tuple[str, str, bool]] = []  # (sort key, rel path, is directory)
@@ -143,7 +145,7 @@ def _walk_directory(
             is_symlink = entry.is_symlink()
         except OSError as error:
             if on_error is not None:
-                on_error(rel_path, _os_reason(error))
+                on_error(stored_name(rel_path), os_reason(error))
             continue
         if name.startswith("."):
             continue
@@ -174,17 +176,17 @@ def _points_to_directory(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _read_gitignore(path: Path, rel_dir: str, on_error: ErrorCallback | None) -> pathspec.PathSpec | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except FileNotFoundError:
+def _read_gitignore(root: Path, rel_dir: str, on_error: ErrorCallback | None) -> pathspec.PathSpec | None:
+    rel_path = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+    if not os.path.lexists(os.path.join(root, rel_path)):
         return None
-    except OSError as error:
+    # Read like any other file: a .gitignore that is a FIFO or a symlink out of the tree is not followed.
+    raw = read_file_bytes(root, rel_path, GITIGNORE_MAX_BYTES)
+    if raw.data is None:
         if on_error is not None:
-            on_error(f"{rel_dir}/.gitignore" if rel_dir else ".gitignore", _os_reason(error))
+            on_error(stored_name(rel_path), f".gitignore not read: {raw.reason}")
         return None
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    return pathspec.GitIgnoreSpec.from_lines(raw.data.decode("utf-8", errors="replace").splitlines())
 
 
 def _is_ignored(rel_path: str, is_directory: bool, specs: list[tuple[str, pathspec.PathSpec]]) -> bool:
@@ -201,62 +203,54 @@ def _is_ignored(rel_path: str, is_directory: bool, specs: list[tuple[str, pathsp
 
 
 def load_file(
-    root: Path, rel_path: str, params: Parameters, settings: Settings, counter: TokenCounter
+    root: Path,
+    rel_path: str,
+    params: Parameters,
+    settings: Settings,
+    counter: TokenCounter,
+    raw: FileBytes | None = None,
 ) -> ParsedFile:
     """Read one file and cut it into leaves; never raises for bad input.
 
+    ``rel_path`` is the path as :func:`walk_repository` gives it (the OS's
+    name); the report and the leaves carry its :func:`~hsc.reading.stored_name`.
+    ``raw``: the file's bytes when the caller has read them already (with
+    :func:`~hsc.reading.read_file_bytes`).
+
     Status ``skipped`` (with the reason) for files that are too large,
-    binary, not UTF-8, minified or empty; ``error`` (with the OS message) for
-    files that cannot be read; otherwise ``indexed``, with ``reason`` naming
-    any syntax errors (the file is still cut). A UTF-8 byte order mark is
-    dropped before parsing, so leaf byte offsets count from just after it;
-    the reason says so. ``content_hash`` is the SHA-1 of the file's bytes.
+    binary, minified, empty, not regular files or symlinks out of the
+    repository; ``error`` (with the OS message) for files that cannot be
+    read; otherwise ``indexed``, with ``reason`` naming any syntax errors
+    (the file is still cut) and any encoding other than plain UTF-8 (see
+    :func:`~hsc.reading.decode_text`). Leaf byte offsets count in the UTF-8
+    form of the decoded text. ``content_hash`` is the SHA-1 of the file's bytes.
     """
     language = detect_language(rel_path)
-    path = Path(root) / rel_path
+    name_shown = stored_name(rel_path)
 
     def report(
         status: str, reason: str, size: int = 0, digest: str = "", lang: str | None = language
     ) -> ParsedFile:
-        return ParsedFile(FileReport(rel_path, lang, status, reason, size, digest))
-
-    try:
-        info = os.stat(path)
-    except OSError as error:
-        return report("error", _os_reason(error))
-    if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):
-        return report("skipped", "not a regular file", info.st_size)
-    if stat.S_ISREG(info.st_mode) and info.st_size > settings.max_file_bytes:
-        return report("skipped", _too_large(info.st_size, settings.max_file_bytes), info.st_size)
+        return ParsedFile(FileReport(name_shown, lang, status, reason, size, digest))
 
     name = PurePosixPath(rel_path).name.lower()
     suffix = PurePosixPath(name).suffix
     if suffix in BINARY_EXTENSIONS:
-        return report("skipped", f"binary file ({suffix})", info.st_size, lang=None)
+        return report("skipped", f"binary file ({suffix})", lang=None)
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(settings.max_file_bytes + 1)
-    except OSError as error:
-        return report("error", _os_reason(error))
+    raw = raw or read_file_bytes(root, rel_path, settings.max_file_bytes)
+    if raw.data is None:
+        return report(raw.status, raw.reason, raw.size)
+    data = raw.data
     size = len(data)
-    if size > settings.max_file_bytes:  # the file grew after stat
-        return report("skipped", _too_large(max(size, info.st_size), settings.max_file_bytes), size)
     digest = hashlib.sha1(data).hexdigest()
 
-    nul = data.find(b"\x00", 0, BINARY_SNIFF_BYTES)
-    if nul >= 0:
-        return report("skipped", f"binary file (NUL byte at offset {nul})", size, digest, lang=None)
-    try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        reason = f"not valid UTF-8 (byte 0x{data[error.start]:02x} at offset {error.start})"
-        return report("skipped", reason, size, digest)
-
-    notes = []
-    if source.startswith(_BOM):
-        source = source[1:]
-        notes.append("UTF-8 byte order mark removed; byte offsets count from after it")
+    decoded = decode_text(data)
+    if decoded.text is None:
+        lang = None if decoded.note.startswith("binary") else language
+        return report("skipped", decoded.note, size, digest, lang=lang)
+    source = decoded.text
+    notes = [decoded.note] if decoded.note else []
     if not source.strip():
         return report("skipped", "empty file" if not source else "whitespace only", size, digest)
     if ".min." in name or name.endswith((".min", "-min.js", "-min.css")):
@@ -271,12 +265,12 @@ def load_file(
         return report("skipped", reason, size, digest)
 
     try:
-        leaves, error_lines = parse_source(source, rel_path, language, params, counter)
+        leaves, error_lines = parse_source(source, name_shown, language, params, counter)
     except Exception as error:  # a chunker bug must not stop a whole repository
         return report("error", f"chunking failed: {type(error).__name__}: {error}", size, digest)
     if error_lines:
         notes.insert(0, _syntax_errors(error_lines))
-    return ParsedFile(FileReport(rel_path, language, "indexed", "; ".join(notes), size, digest), leaves)
+    return ParsedFile(FileReport(name_shown, language, "indexed", "; ".join(notes), size, digest), leaves)
 
 
 def _first_long_line(source: str, limit: int) -> tuple[int, int] | None:
@@ -293,20 +287,3 @@ def _syntax_errors(lines: list[int]) -> str:
     shown = ", ".join(str(line) for line in lines[:3])
     more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
     return f"syntax errors near line{'s' if len(lines) > 1 else ''} {shown}{more}"
-
-
-def _too_large(size: int, limit: int) -> str:
-    return f"too large: {_human_size(size)} > {_human_size(limit)} limit"
-
-
-def _human_size(size: int) -> str:
-    if size >= 1_000_000:
-        return f"{size / 1_000_000:.1f} MB"
-    if size >= 1_000:
-        return f"{size / 1_000:.1f} kB"
-    return f"{size} B"
-
-
-def _os_reason(error: OSError) -> str:
-    """The OS message without the path (the report already names the file)."""
-    return error.strerror or str(error)

@@ -20,6 +20,7 @@ from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.ingest import load_file, walk_repository
 from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import Parameters, Settings
+from hsc.reading import read_file_bytes, stored_name
 from hsc.store import Store
 from hsc.summarize import Summarizer, SummaryRequest
 from hsc.tokens import TokenCounter
@@ -69,13 +70,6 @@ def ingestion_key(params: Parameters, settings: Settings) -> str:
     )
 
 
-def _file_hash(path: Path) -> str | None:
-    try:
-        return hashlib.sha1(path.read_bytes()).hexdigest()
-    except OSError:
-        return None
-
-
 def index_repository(
     store: Store,
     root: Path,
@@ -121,18 +115,23 @@ def index_repository(
         pending, pending_leaves = [], 0
 
     for number, rel_path in enumerate(paths, start=1):
-        state = known.get(rel_path)
+        name = stored_name(rel_path)
+        state = known.get(name)
         same_settings = state and state["chunk_key"] == key and state["embedding_model"] == model
-        if same_settings and state["content_hash"] and state["content_hash"] == _file_hash(root / rel_path):
-            report.files_unchanged += 1
-            if state["status"] != "indexed":
-                report.files_skipped += 1
-                report.problems.append(
-                    FileReport(rel_path, state["language"], state["status"], state["reason"], state["size"])
-                )
-            progress(Progress("files", number, len(paths), rel_path))
-            continue
-        parsed = load_file(root, rel_path, params, settings, counter)
+        raw = None
+        if same_settings and state["content_hash"]:
+            # The same safe read as ingestion: type and size first, never more than the limit.
+            raw = read_file_bytes(root, rel_path, settings.max_file_bytes)
+            if raw.data is not None and hashlib.sha1(raw.data).hexdigest() == state["content_hash"]:
+                report.files_unchanged += 1
+                if state["status"] != "indexed":
+                    report.files_skipped += 1
+                    report.problems.append(
+                        FileReport(name, state["language"], state["status"], state["reason"], state["size"])
+                    )
+                progress(Progress("files", number, len(paths), name))
+                continue
+        parsed = load_file(root, rel_path, params, settings, counter, raw=raw)
         if parsed.report.status == "skipped":
             report.files_skipped += 1
             report.problems.append(parsed.report)
@@ -143,13 +142,13 @@ def index_repository(
         pending_leaves += len(parsed.leaves)
         if pending_leaves >= window:
             flush()
-        progress(Progress("files", number, len(paths), rel_path))
+        progress(Progress("files", number, len(paths), name))
     flush()
 
     for problem in walk_problems:
         report.files_failed += 1
         report.problems.append(problem)
-    gone = sorted(set(known) - set(paths))
+    gone = sorted(set(known) - {stored_name(path) for path in paths})
     if gone:
         store.delete_files(repository_id, gone)
         report.files_removed = len(gone)

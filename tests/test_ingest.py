@@ -77,8 +77,11 @@ def write(root: Path, rel_path: str, content: str | bytes = "x = 1\n") -> Path:
     return path
 
 
-def load(root: Path, rel_path: str, settings: Settings = SETTINGS) -> ParsedFile:
-    return load_file(root, rel_path, PARAMS, settings, COUNTER)
+def load(root: Path, rel_path: str, settings: Settings = SETTINGS, params: Parameters = PARAMS) -> ParsedFile:
+    return load_file(root, rel_path, params, settings, COUNTER)
+
+
+UNMERGED = Parameters(minimum_chunk_token_length=0)  # every function its own leaf
 
 
 def walk(root: Path) -> tuple[list[str], list[tuple[str, str]]]:
@@ -219,13 +222,51 @@ def test_binary_files_are_skipped(tmp_path: Path) -> None:
     assert (by_name.status, by_name.reason) == ("skipped", "binary file (.png)")
 
 
-def test_non_utf8_file_is_skipped_with_the_offending_byte(tmp_path: Path) -> None:
-    write(tmp_path, "latin1.py", b"name = 'caf\xe9'\n")
-    report = load(tmp_path, "latin1.py").report
-    assert report.status == "skipped"
-    assert report.reason == "not valid UTF-8 (byte 0xe9 at offset 11)"
-    write(tmp_path, "ff.txt", b"hello world\n\xff")
-    assert load(tmp_path, "ff.txt").report.reason == "not valid UTF-8 (byte 0xff at offset 12)"
+def test_legacy_encoded_text_is_decoded_and_the_encoding_recorded(tmp_path: Path) -> None:
+    write(tmp_path, "latin1.py", b"def greet():\n    return 'caf\xe9 cr\xe8me'\n")
+    parsed = load(tmp_path, "latin1.py")
+    assert parsed.report.status == "indexed"
+    assert parsed.report.reason.startswith("decoded as cp1252 (not valid UTF-8: byte 0xe9 at offset 28)")
+    assert "café crème" in parsed.leaves[0].text
+    # 0x81 is undefined in cp1252: latin-1 reads it
+    write(tmp_path, "odd.txt", b"hello w\x81rld\n")
+    odd = load(tmp_path, "odd.txt")
+    assert odd.report.reason.startswith("decoded as latin-1") and "w\x81rld" in odd.leaves[0].text
+
+
+def test_utf16_and_utf32_with_a_byte_order_mark_are_text(tmp_path: Path) -> None:
+    source = "def f():\n    return 'π'\n\n\ndef g():\n    return 2\n"
+    for codec, label in (("utf-16", "UTF-16 LE"), ("utf-16-be", "UTF-16 BE"), ("utf-32", "UTF-32 LE")):
+        data = source.encode(codec)
+        if codec == "utf-16-be":
+            data = b"\xfe\xff" + data
+        write(tmp_path, f"{codec}.py", data)
+        parsed = load(tmp_path, f"{codec}.py", params=UNMERGED)
+        assert parsed.report.status == "indexed", parsed.report
+        assert parsed.report.reason.startswith(f"decoded as {label}")
+        assert [(leaf.start_line, leaf.end_line) for leaf in parsed.leaves] == [(1, 2), (5, 6)]
+    write(tmp_path, "broken16.py", b"\xff\xfe" + b"a\x00" + b"\x00\xd8")  # a lone surrogate
+    broken = load(tmp_path, "broken16.py").report
+    assert broken.status == "skipped"
+    assert broken.reason == "not valid UTF-16 LE after its byte order mark (offset 4)"
+
+
+def test_bytes_that_are_neither_utf8_nor_text_are_binary(tmp_path: Path) -> None:
+    write(tmp_path, "noise.txt", bytes(range(1, 256)) * 4)
+    report = load(tmp_path, "noise.txt").report
+    assert report.status == "skipped" and report.reason.startswith("binary file (not UTF-8 and ")
+
+
+def test_lone_cr_line_ends_count_as_lines_like_an_editor(tmp_path: Path) -> None:
+    data = b"def a():\r    return 1\r\r\rdef b():\r\n    return 2\r\n"
+    write(tmp_path, "mac.py", data)
+    parsed = load(tmp_path, "mac.py", params=UNMERGED)
+    assert "4 lone CR line ends read as line breaks" in parsed.report.reason
+    assert [(leaf.start_line, leaf.end_line) for leaf in parsed.leaves] == [(1, 2), (5, 6)]
+    for leaf in parsed.leaves:  # one byte for one: offsets still index the file's bytes
+        assert data[leaf.start_byte : leaf.end_byte].replace(b"\r\n", b"\n").replace(b"\r", b"\n") == (
+            leaf.text.replace("\r\n", "\n").encode()
+        )
 
 
 def test_too_large_file_is_skipped_with_sizes(tmp_path: Path) -> None:
@@ -282,7 +323,7 @@ def status_and_reason(parsed: ParsedFile) -> tuple[str, str]:
 def test_special_files_are_skipped_without_blocking(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "pipe.py")
     report = load(tmp_path, "pipe.py").report
-    assert (report.status, report.reason) == ("skipped", "not a regular file")
+    assert (report.status, report.reason) == ("skipped", "not a regular file: a named pipe (FIFO)")
 
 
 def test_byte_order_mark_is_stripped_and_offsets_follow_the_parsed_text(tmp_path: Path) -> None:
