@@ -165,8 +165,13 @@ class Index:
     # -- opening --------------------------------------------------------------------
 
     @classmethod
-    def open(cls, database: str | Path, settings: Settings | None = None, **kwargs: Any) -> Index:
-        return cls(Store(database), settings, **kwargs)
+    def open(
+        cls, database: str | Path, settings: Settings | None = None, create: bool = True, **kwargs: Any
+    ) -> Index:
+        """Open (or, with ``create``, make) hsc's database at ``database``;
+        anything else there is refused untouched with a one-line
+        :class:`~hsc.store.StoreError`."""
+        return cls(Store(database, create=create), settings, **kwargs)
 
     @classmethod
     def for_repository(cls, repository: str | Path, settings: Settings | None = None, **kwargs: Any) -> Index:
@@ -240,23 +245,25 @@ class Index:
         if not root.is_dir():
             raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
         params = params or Parameters()
-        report = index_repository(
-            self.store,
-            root,
-            params,
-            self.settings,
-            self.counter,
-            lambda: self.embedder,
-            progress,
-        )
-        existing = self.store.hierarchies(report.repository_id)
-        if report.changed or not existing:
-            for row in existing or [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]:
-                # A saved set keeps its own grouping and query values; its chunk
-                # sizes become the ones the leaves were just cut with.
-                chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
-                saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
-                self.build(report.repository_id, saved, name=row["name"], progress=progress)
+        with self.store.writer("indexing"):
+            report = index_repository(
+                self.store,
+                root,
+                params,
+                self.settings,
+                self.counter,
+                lambda: self.embedder,
+                progress,
+            )
+            existing = self.store.hierarchies(report.repository_id)
+            first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]
+            if report.changed or not existing:
+                for row in existing or first:
+                    # A saved set keeps its own grouping and query values; its chunk
+                    # sizes become the ones the leaves were just cut with.
+                    chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
+                    saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
+                    self.build(report.repository_id, saved, name=row["name"], progress=progress)
         return report
 
     def files(self, repository_id: int | None = None) -> list[dict[str, Any]]:
@@ -299,16 +306,17 @@ class Index:
         repository = self.store.repository(repository_id) or {}
         model = repository.get("embedding_model") or self.settings.embedding_model
         old = self.store.hierarchy_by_name(repository_id, name)
-        hierarchy_id, _ = build_hierarchy(
-            self.store,
-            repository_id,
-            table,
-            params,
-            name,
-            model,
-            self.summarizer,
-            progress,
-        )
+        with self.store.writer("building"):
+            hierarchy_id, _ = build_hierarchy(
+                self.store,
+                repository_id,
+                table,
+                params,
+                name,
+                model,
+                self.summarizer,
+                progress,
+            )
         if old:
             self._forget(int(old["id"]))
         return self.hierarchy(hierarchy_id)

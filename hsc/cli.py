@@ -9,12 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
 
 from hsc.api import Index, default_database
 from hsc.bench import add_arguments as add_bench_arguments
+from hsc.dbfile import explain
 from hsc.params import Parameters, Settings, describe, load_toml, parse_assignments, split_overrides
 from hsc.pipeline import Progress
 from hsc.retrieve import RETRIEVAL_MODES
@@ -43,9 +45,11 @@ def _configure(args: argparse.Namespace) -> tuple[Parameters, Settings]:
 
 def _open(args: argparse.Namespace, settings: Settings, repository: str | None = None) -> Index:
     database = Path(args.db) if args.db else default_database(repository)
+    args.database = database  # named by the message of any database error
     if repository is None and not database.exists():
         raise SystemExit(f"hsc: no index at {database}; run `python -m hsc index PATH` first or pass --db")
-    return Index.open(database, settings)
+    # Only `index` creates a database; the other commands refuse a file that holds no index.
+    return Index.open(database, settings, create=repository is not None)
 
 
 def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
@@ -297,3 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         # The reader (e.g. `head`) has gone; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (sqlite3.Error, OSError) as error:  # a database error outside Store's own translation
+        where = getattr(args, "database", None) or "the database"
+        print(f"hsc: {where}: {explain(error, path=getattr(args, 'database', None))}", file=sys.stderr)
+        return 2
