@@ -35,6 +35,16 @@ def default_database(repository: str | Path | None = None) -> Path:
     return Path(repository or ".") / ".hsc" / "index.db"
 
 
+EMPTY_QUERY = "the query is empty: type what you are looking for"
+
+
+def check_query(text: str | None) -> str:
+    """The query text, or the one message every front end gives for an empty one."""
+    if text is None or not str(text).strip():
+        raise ValueError(EMPTY_QUERY)
+    return str(text)
+
+
 def parse_node_id(node_id: str) -> tuple[str, int]:
     level, sep, number = str(node_id).partition(":")
     if not sep or level not in ("leaf", "mid", "top") or not number.isdigit():
@@ -558,8 +568,7 @@ class Index:
         ``flat=True`` is short for ``mode="flat"``). With ``compare`` (the
         default) the flat ranking is computed too, so both can be shown side
         by side; without it only the one asked for runs, and the other is empty."""
-        if not text.strip():
-            raise ValueError("the query is empty")
+        check_query(text)
         mode = mode or ("flat" if flat else "two-stage")
         if mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")

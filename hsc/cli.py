@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hsc.api import Index, default_database
+from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.dbfile import explain
-from hsc.params import Parameters, Settings, describe, load_toml, parse_assignments, split_overrides
+from hsc.params import Parameters, Settings, configure, describe
 from hsc.pipeline import Progress
 from hsc.retrieve import RETRIEVAL_MODES
 
@@ -36,11 +36,7 @@ def _progress_printer(enabled: bool) -> Any:
 
 
 def _configure(args: argparse.Namespace) -> tuple[Parameters, Settings]:
-    values: dict[str, Any] = {}
-    if getattr(args, "config", None):
-        values.update(load_toml(args.config))
-    values.update(parse_assignments(getattr(args, "set", None) or []))
-    return split_overrides(values, Parameters(), Settings())
+    return configure(getattr(args, "config", None), getattr(args, "set", None))
 
 
 def _open(args: argparse.Namespace, settings: Settings, repository: str | None = None) -> Index:
@@ -144,6 +140,8 @@ def _print_response(response: Any, as_json: bool) -> None:
 
 def command_query(args: argparse.Namespace) -> int:
     params, settings = _configure(args)
+    if args.text is not None and not args.queries:
+        check_query(args.text)  # before anything is opened or loaded
     with _open(args, settings) as index:
         repository_id = _repository_id(index, args)
         hierarchy_id = _hierarchy_id(index, args)
@@ -158,7 +156,9 @@ def command_query(args: argparse.Namespace) -> int:
             else:
                 lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
             texts = [line.strip() for line in lines if line.strip()]
-        elif args.text:
+            if not texts:
+                raise ValueError(f"{args.queries}: no queries in it (one query a line)")
+        elif args.text is not None:
             texts = [args.text]
         else:
             raise SystemExit("hsc: give a query text or --queries FILE")

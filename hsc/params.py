@@ -8,15 +8,94 @@ Each field carries a help text in its metadata; the CLI and the app show it.
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hsc.segment import BOUNDARY_RULES
 
-def _p(default: Any, help: str, stage: str) -> Any:
-    return field(default=default, metadata={"help": help, "stage": stage})
+
+def _p(
+    default: Any,
+    help: str,
+    stage: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    choices: tuple[str, ...] | None = None,
+) -> Any:
+    """A field with its help, stage and allowed values (``minimum``/``maximum``
+    inclusive, or ``choices``); :func:`check_fields` enforces them, and the
+    CLI and the app show them."""
+    metadata = {"help": help, "stage": stage, "minimum": minimum, "maximum": maximum, "choices": choices}
+    return field(default=default, metadata=metadata)
+
+
+class SettingError(ValueError):
+    """A parameter or setting with a value it does not allow; ``name`` says which."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
+_TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
+
+
+def _kind(annotation: Any) -> str:
+    return str(annotation).replace("'", "")
+
+
+def _shown(value: Any) -> str:
+    kind = {list: "a list ", dict: "a table ", bool: "a boolean "}.get(type(value), "")
+    return f"{kind}{value!r}"
+
+
+def allowed(f: dataclasses.Field) -> str:
+    """The allowed values of a field, in words: "an integer >= 1", "'valley' or 'threshold'"."""
+    meta = f.metadata
+    if meta.get("choices"):
+        return " or ".join(repr(choice) for choice in meta["choices"])
+    words = _TYPE_WORDS.get(_kind(f.type), _kind(f.type))
+    low, high = meta.get("minimum"), meta.get("maximum")
+    if low is not None and high is not None:
+        return f"{words} from {low} to {high}"
+    if low is not None:
+        return f"{words} >= {low}"
+    if high is not None:
+        return f"{words} <= {high}"
+    return words
+
+
+def _check_value(f: dataclasses.Field, value: Any) -> None:
+    kind = _kind(f.type)
+    is_bool = isinstance(value, bool)
+    if kind == "int":
+        ok = isinstance(value, numbers.Integral) and not is_bool
+    elif kind == "float":
+        ok = isinstance(value, numbers.Real) and not is_bool and math.isfinite(value)
+    else:
+        ok = isinstance(value, str)
+    meta = f.metadata
+    if ok and meta.get("choices"):
+        ok = str(value).strip().lower() in meta["choices"]
+    if ok and meta.get("minimum") is not None:
+        ok = value >= meta["minimum"]
+    if ok and meta.get("maximum") is not None:
+        ok = value <= meta["maximum"]
+    if not ok:
+        raise SettingError(f.name, f"{f.name} must be {allowed(f)}, got {_shown(value)}")
+
+
+def check_fields(obj: Any) -> None:
+    """Every field of a parameters or settings dataclass against its declared type and range."""
+    for f in fields(obj):
+        _check_value(f, getattr(obj, f.name))
 
 
 @dataclass(frozen=True)
@@ -24,57 +103,57 @@ class Parameters:
     """Hierarchical Semantic Chunking parameters (token counts use ``Settings.tokenizer``)."""
 
     minimum_chunk_token_length: int = _p(
-        24, "Leaves shorter than this are merged with a neighbour (never dropped).", "chunk"
+        24, "Leaves shorter than this are merged with a neighbour (never dropped).", "chunk", minimum=0
     )
     maximum_chunk_token_length: int = _p(
         256,
         "AST nodes longer than this are split recursively along their children. "
         "The default model reads at most 256 word pieces, so larger leaves are truncated when embedded.",
         "chunk",
+        minimum=8,
     )
-    embedding_batch_size: int = _p(32, "Leaves sent to the embedding model at once.", "embed")
+    embedding_batch_size: int = _p(
+        32, "Leaves sent to the embedding model at once.", "embed", minimum=1, maximum=4096
+    )
     similarity_drop_threshold: float = _p(
         0.5,
         "A boundary falls where the smoothed cosine similarity of adjacent leaves drops below this "
         "(where exactly: boundary_rule).",
         "hierarchy",
+        minimum=-1.0,
+        maximum=1.0,
     )
     smoothing_window_size: int = _p(
-        3, "Width of the moving average over adjacent similarities (1 = no smoothing).", "hierarchy"
+        3,
+        "Width of the moving average over adjacent similarities (1 = no smoothing).",
+        "hierarchy",
+        minimum=1,
     )
     maximum_merged_chunk_token_length: int = _p(
-        768, "A mid-level group longer than this gets a summary instead of its full text.", "hierarchy"
+        768,
+        "A mid-level group longer than this gets a summary instead of its full text.",
+        "hierarchy",
+        minimum=1,
     )
-    mid_level_top_k: int = _p(5, "Stage 1 keeps this many mid-level groups.", "query")
-    leaf_level_top_k: int = _p(10, "Stage 2 keeps this many leaves from those groups.", "query")
+    mid_level_top_k: int = _p(5, "Stage 1 keeps this many mid-level groups.", "query", minimum=1)
+    leaf_level_top_k: int = _p(10, "Stage 2 keeps this many leaves from those groups.", "query", minimum=1)
     # hsc's one addition to the seed's eight (see hsc.segment.valley_boundaries).
     boundary_rule: str = _p(
         "valley",
         "'valley': one boundary per run of below-threshold pairs, at its lowest raw similarity; "
         "'threshold': the seed's rule, every pair below the threshold is a boundary.",
         "hierarchy",
+        choices=BOUNDARY_RULES,
     )
 
     def __post_init__(self) -> None:
-        problems = []
-        if self.minimum_chunk_token_length < 0:
-            problems.append("minimum_chunk_token_length must be >= 0")
-        if self.maximum_chunk_token_length < max(8, self.minimum_chunk_token_length):
-            problems.append("maximum_chunk_token_length must be >= 8 and >= minimum_chunk_token_length")
-        if self.embedding_batch_size < 1:
-            problems.append("embedding_batch_size must be >= 1")
-        if not -1.0 <= self.similarity_drop_threshold <= 1.0:
-            problems.append("similarity_drop_threshold must be between -1 and 1")
-        if self.smoothing_window_size < 1:
-            problems.append("smoothing_window_size must be >= 1")
-        if self.maximum_merged_chunk_token_length < 1:
-            problems.append("maximum_merged_chunk_token_length must be >= 1")
-        if self.mid_level_top_k < 1 or self.leaf_level_top_k < 1:
-            problems.append("mid_level_top_k and leaf_level_top_k must be >= 1")
-        if self.boundary_rule not in ("valley", "threshold"):
-            problems.append("boundary_rule must be 'valley' or 'threshold'")
-        if problems:
-            raise ValueError("; ".join(problems))
+        check_fields(self)
+        if self.maximum_chunk_token_length < self.minimum_chunk_token_length:
+            raise SettingError(
+                "maximum_chunk_token_length",
+                f"maximum_chunk_token_length must be >= minimum_chunk_token_length "
+                f"({self.minimum_chunk_token_length}), got {self.maximum_chunk_token_length}",
+            )
 
     def chunk_key(self) -> str:
         """Identity of the settings that decide how files are cut into leaves."""
@@ -102,32 +181,43 @@ class Settings:
         "auto",
         "'digest' (embedded, no server), 'ollama', or 'auto' (Ollama when OLLAMA_HOST answers, else digest).",
         "summary",
+        choices=("digest", "ollama", "auto"),
     )
     ollama_host: str = _p(
         os.environ.get("OLLAMA_HOST", ""), "Ollama server address; empty means not configured.", "summary"
     )
     ollama_model: str = _p("llama3.2", "Model the Ollama server summarises with.", "summary")
-    ollama_timeout: float = _p(60.0, "Seconds to wait for one Ollama summary.", "summary")
+    ollama_timeout: float = _p(
+        60.0, "Seconds to wait for one Ollama summary.", "summary", minimum=0.1, maximum=3600.0
+    )
     max_file_bytes: int = _p(
-        1_000_000, "Files larger than this are skipped, with the reason recorded.", "ingest"
+        1_000_000, "Files larger than this are skipped, with the reason recorded.", "ingest", minimum=1
     )
     max_line_length: int = _p(
-        4000, "Files with a line longer than this are treated as minified and skipped.", "ingest"
+        4000, "Files with a line longer than this are treated as minified and skipped.", "ingest", minimum=1
     )
+
+    def __post_init__(self) -> None:
+        check_fields(self)
+        for name in ("embedding_model", "tokenizer", "ollama_model"):
+            if not getattr(self, name).strip():
+                raise SettingError(name, f"{name} must be a non-empty string")
 
 
 T = TypeVar("T", Parameters, Settings)
 
 
-def _coerce(value: Any, annotation: Any, name: str) -> Any:
-    kind = {"int": int, "float": float, "str": str}.get(str(annotation).replace("'", ""), str)
-    if isinstance(value, str) and kind is not str:
+def _coerce(value: Any, f: dataclasses.Field) -> Any:
+    """Text (from ``--set`` or a form) converted to the field's type; other
+    values pass unchanged and are checked by the dataclass (so a float for an
+    integer, or a list, is refused rather than truncated)."""
+    kind = {"int": int, "float": float}.get(_kind(f.type))
+    if isinstance(value, str) and kind is not None:
         try:
-            return kind(value)
+            return kind(value.strip())
         except ValueError:
-            article = "an" if kind is int else "a"
-            raise ValueError(f"{name} expects {article} {kind.__name__}, got {value!r}") from None
-    if kind is float and isinstance(value, int):
+            raise SettingError(f.name, f"{f.name} must be {allowed(f)}, got {value!r}") from None
+    if kind is float and isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return float(value)
     return value
 
@@ -137,8 +227,8 @@ def with_values(obj: T, values: dict[str, Any]) -> T:
     known = {f.name: f for f in fields(obj)}
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise ValueError(f"unknown setting(s): {', '.join(unknown)}; known: {', '.join(known)}")
-    converted = {k: _coerce(v, known[k].type, k) for k, v in values.items()}
+        raise SettingError(unknown[0], f"unknown setting(s): {', '.join(unknown)}; known: {', '.join(known)}")
+    converted = {k: _coerce(v, known[k]) for k, v in values.items()}
     return dataclasses.replace(obj, **converted)
 
 
@@ -161,9 +251,10 @@ def split_overrides(
     setting_names = {f.name for f in fields(Settings)}
     unknown = sorted(set(values) - param_names - setting_names)
     if unknown:
-        raise ValueError(
+        raise SettingError(
+            unknown[0],
             f"unknown setting(s): {', '.join(unknown)}; parameters are {', '.join(sorted(param_names))}; "
-            f"settings are {', '.join(sorted(setting_names))}"
+            f"settings are {', '.join(sorted(setting_names))}",
         )
     params = with_values(params, {k: v for k, v in values.items() if k in param_names})
     settings = with_values(settings, {k: v for k, v in values.items() if k in setting_names})
@@ -172,20 +263,61 @@ def split_overrides(
 
 def load_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file with optional ``[parameters]`` and ``[settings]`` tables
-    (or the names at top level) and flatten them."""
-    with open(path, "rb") as handle:
-        data = tomllib.load(handle)
+    (or the names at top level) and flatten them. A syntax error, a table
+    where a value belongs or a name given twice is a ``ValueError`` naming the
+    file, the line and the key."""
+    return _read_toml(path)[0]
+
+
+def _read_toml(path: str | Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The flat values and the line each key is on."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "not UTF-8 text"
+        raise ValueError(f"{path}: cannot read the settings file ({reason})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ValueError(f"{path}: not valid TOML: {error}") from None
+    lines = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        match = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+        if match:
+            lines.setdefault(match.group(1), number)
     flat: dict[str, Any] = {}
     for key, value in data.items():
-        if isinstance(value, dict) and key in ("parameters", "settings"):
-            flat.update(value)
-        else:
-            flat[key] = value
-    return flat
+        entries = (
+            value.items() if isinstance(value, dict) and key in ("parameters", "settings") else [(key, value)]
+        )
+        for name, item in entries:
+            where = f"{path}, line {lines[name]}" if name in lines else str(path)
+            if isinstance(item, dict):
+                raise ValueError(f"{where}: {name} is a table; expected a value (a number or a string)")
+            if name in flat:
+                raise ValueError(f"{where}: {name} is given twice")
+            flat[name] = item
+    return flat, lines
+
+
+def configure(
+    config: str | Path | None = None, assignments: list[str] | None = None
+) -> tuple[Parameters, Settings]:
+    """Parameters and settings from defaults, a TOML file, then ``name=value``
+    pairs (the CLI's ``--set``). A bad value from the file names the file,
+    the line and the key."""
+    values, lines = _read_toml(config) if config else ({}, {})
+    given = parse_assignments(assignments or [])
+    try:
+        return split_overrides({**values, **given}, Parameters(), Settings())
+    except SettingError as error:
+        if error.name in values and error.name not in given:
+            raise SettingError(error.name, f"{config}, line {lines.get(error.name, '?')}: {error}") from None
+        raise
 
 
 def describe(obj_type: type[Parameters] | type[Settings]) -> list[dict[str, Any]]:
-    """Name, default, type, stage and help of each field, for tables and forms."""
+    """Name, default, type, stage, help and allowed values of each field, for tables and forms."""
     return [
         {
             "name": f.name,
@@ -193,6 +325,10 @@ def describe(obj_type: type[Parameters] | type[Settings]) -> list[dict[str, Any]
             "type": str(f.type).replace("'", ""),
             "stage": f.metadata["stage"],
             "help": f.metadata["help"],
+            "minimum": f.metadata.get("minimum"),
+            "maximum": f.metadata.get("maximum"),
+            "choices": f.metadata.get("choices"),
+            "allowed": allowed(f),
         }
         for f in fields(obj_type)
     ]

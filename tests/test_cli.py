@@ -99,3 +99,15 @@ def test_bad_input_gets_a_clear_message(tmp_path):
     assert unknown.returncode == 2 and "unknown setting" in unknown.stderr
     no_index = hsc("query", "anything", cwd=tmp_path, check=False)
     assert no_index.returncode != 0 and "no index" in no_index.stderr
+
+
+def test_an_empty_query_gets_one_message_everywhere(cli_repo):
+    from hsc.api import EMPTY_QUERY, Index
+
+    repo, _, _ = cli_repo
+    with Index.open(repo / ".hsc" / "index.db", create=False) as index:
+        for text in ("", "   ", "\t\n"):
+            with pytest.raises(ValueError, match=f"^{EMPTY_QUERY}$"):
+                index.query(text)
+            done = hsc("query", text, cwd=repo, check=False)
+            assert (done.returncode, done.stderr) == (2, f"hsc: {EMPTY_QUERY}\n")
