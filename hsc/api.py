@@ -23,7 +23,7 @@ from hsc.parse import module_name
 from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, index_repository
 from hsc.retrieve import RETRIEVAL_MODES, MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
 from hsc.store import Store
-from hsc.summarize import Summarizer, describe_summarizer, make_summarizer
+from hsc.summarize import Summarizer, describe_summarizer, fallback_note, make_summarizer
 from hsc.tokens import TokenCounter, get_counter
 
 DEFAULT_HIERARCHY = "default"
@@ -268,12 +268,15 @@ class Index:
             existing = self.store.hierarchies(report.repository_id)
             first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]
             if report.changed or not existing:
+                notes = []
                 for row in existing or first:
                     # A saved set keeps its own grouping and query values; its chunk
                     # sizes become the ones the leaves were just cut with.
                     chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
                     saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
-                    self.build(report.repository_id, saved, name=row["name"], progress=progress)
+                    built = self.build(report.repository_id, saved, name=row["name"], progress=progress)
+                    notes.append(built["summariser_note"])
+                report.summariser_note = next((note for note in notes if note), "")
         return report
 
     def files(self, repository_id: int | None = None) -> list[dict[str, Any]]:
@@ -316,6 +319,9 @@ class Index:
         repository = self.store.repository(repository_id) or {}
         model = repository.get("embedding_model") or self.settings.embedding_model
         old = self.store.hierarchy_by_name(repository_id, name)
+        start_run = getattr(self.summarizer, "start_run", None)
+        if start_run is not None:
+            start_run()
         with self.store.writer("building"):
             hierarchy_id, _ = build_hierarchy(
                 self.store,
@@ -329,7 +335,8 @@ class Index:
             )
         if old:
             self._forget(int(old["id"]))
-        return self.hierarchy(hierarchy_id)
+        # Why the summaries are not what the settings asked for ("" when they are): say it once, visibly.
+        return {**self.hierarchy(hierarchy_id), "summariser_note": fallback_note(self.summarizer)}
 
     def _forget(self, hierarchy_id: int) -> None:
         self._cache.loaded.pop(hierarchy_id, None)

@@ -35,6 +35,12 @@ def _progress_printer(enabled: bool) -> Any:
     return show
 
 
+def _say_once(note: str) -> None:
+    """A fallback the user did not ask for, on stderr (also with --json and --quiet)."""
+    if note:
+        print(f"hsc: note: {note}", file=sys.stderr, flush=True)
+
+
 def _configure(args: argparse.Namespace) -> tuple[Parameters, Settings]:
     return configure(getattr(args, "config", None), getattr(args, "set", None))
 
@@ -82,7 +88,9 @@ def command_index(args: argparse.Namespace) -> int:
             "seconds": round(report.seconds, 3),
             "database": str(index.store.path),
             "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in report.problems],
+            "summariser_note": report.summariser_note,
         }
+        _say_once(report.summariser_note)
         if args.json:
             print(json.dumps(summary))
         else:
@@ -104,6 +112,7 @@ def command_build(args: argparse.Namespace) -> int:
         info = index.build(
             _repository_id(index, args), params, name=args.name, progress=_progress_printer(not args.quiet)
         )
+        _say_once(info["summariser_note"])
         if args.json:
             print(json.dumps(info))
         else:

@@ -56,6 +56,8 @@ class IndexReport:
     leaves_from_cache: int = 0
     seconds: float = 0.0
     problems: list[FileReport] = field(default_factory=list)  # skipped and failed files, with reasons
+    # Why the summaries of the hierarchies rebuilt in this run are not what was asked for ("" when they are).
+    summariser_note: str = ""
 
     @property
     def changed(self) -> bool:

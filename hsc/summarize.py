@@ -1161,15 +1161,17 @@ class OllamaSummarizer:
     """Summaries written by a model on an Ollama server, with a fallback.
 
     Any failure gives the fallback's summary with a note that says what went
-    wrong. Failures that would repeat (server unreachable, model missing, two
-    time-outs in a row) are remembered, so a run over hundreds of groups does
-    not wait on a dead server for each of them.
+    wrong. Failures that would repeat (server unreachable, model missing, a
+    time-out) are remembered, so a run over hundreds of groups costs at most
+    one time-out, not one per group. :attr:`fallback_note` sums up what fell
+    back in this run, for the command line and the app to say once.
     """
 
     name = "ollama"
     # A fixed context size: Ollama reloads a model whenever num_ctx changes, so it must not vary per request.
     context_tokens = 8192
-    timeouts_before_giving_up = 2
+    # A server that let one request time out is slow or hung: each further try would cost a full timeout.
+    timeouts_before_giving_up = 1
 
     def __init__(
         self, host: str, model: str, timeout: float, counter: TokenCounter, fallback: Summarizer
@@ -1185,6 +1187,23 @@ class OllamaSummarizer:
         self._lock = threading.Lock()
         self._gave_up = ""  # the note to repeat once the server is known to be unusable
         self._timeouts_in_a_row = 0
+        self._fallbacks = 0
+        self._first_fallback = ""
+
+    def start_run(self) -> None:
+        """Count fallbacks afresh (a server found unusable stays so for this instance)."""
+        with self._lock:
+            self._fallbacks = 0
+            self._first_fallback = ""
+
+    @property
+    def fallback_note(self) -> str:
+        """ "" while every summary came from Ollama; otherwise how many fell back and why."""
+        with self._lock:
+            if not self._fallbacks:
+                return ""
+            count = f"{self._fallbacks} summar{'y' if self._fallbacks == 1 else 'ies'} by the fallback"
+            return f"{count}: {self._gave_up or self._first_fallback}"
 
     @property
     def unusable(self) -> str:
@@ -1226,7 +1245,7 @@ class OllamaSummarizer:
             self._timeouts_in_a_row = self._timeouts_in_a_row + 1 if failure.timeout else 0
             gives_up = failure.lasting or self._timeouts_in_a_row >= self.timeouts_before_giving_up
             if gives_up:
-                if failure.timeout:
+                if failure.timeout and self._timeouts_in_a_row > 1:
                     reason = f"{failure.reason}, {self._timeouts_in_a_row} times in a row"
                     note = f"Ollama at {self.host} {reason}; used {fallback}"
                 note += " and will not ask it again in this run"
@@ -1234,6 +1253,9 @@ class OllamaSummarizer:
         return note
 
     def _fall_back(self, request: SummaryRequest, note: str) -> Summary:
+        with self._lock:
+            self._fallbacks += 1
+            self._first_fallback = self._first_fallback or note
         summary = self.fallback.summarise(request)
         return Summary(summary.text, summary.summariser, summary.model, note=note)
 
@@ -1308,6 +1330,18 @@ def make_summarizer(settings: Settings, counter: TokenCounter) -> Summarizer:
     return OllamaSummarizer(
         host, settings.ollama_model, settings.ollama_timeout, counter, DigestSummarizer(counter)
     )
+
+
+def fallback_note(summarizer: Summarizer | None) -> str:
+    """Why summaries are not what the settings asked for, in one line ("" when they are):
+    Ollama failed during the run, or "auto" found no usable server at the start."""
+    if summarizer is None:
+        return ""
+    note = getattr(summarizer, "fallback_note", "")
+    if note:
+        return f"summaries: {note}"
+    reason = getattr(summarizer, "reason", "")  # the digest chosen by "auto", and why
+    return f"summaries by the embedded digest: {reason}" if reason else ""
 
 
 def describe_summarizer(summarizer: Summarizer) -> str:

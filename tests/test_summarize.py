@@ -20,6 +20,7 @@ from hsc.summarize import (
     SummaryRequest,
     check_ollama,
     describe_summarizer,
+    fallback_note,
     make_summarizer,
 )
 from hsc.tokens import TiktokenCounter, get_counter
@@ -578,19 +579,26 @@ def test_nothing_listening_falls_back_quickly_and_is_not_retried(counter: Tiktok
     assert elapsed < 2  # digests only, no network
 
 
-def test_timeout_falls_back_and_two_in_a_row_stop_the_asking(counter: TiktokenCounter) -> None:
+def test_one_timeout_stops_the_asking_for_the_run(counter: TiktokenCounter) -> None:
     with FakeOllama(delay=3.0) as slow:
         summarizer = ollama_summarizer(slow.url, counter, timeout=0.3)
         started = time.perf_counter()
         first = summarizer.summarise(python_group())
         assert time.perf_counter() - started < 2
         assert first.summariser == "digest"
-        assert first.note == f"Ollama at {slow.url} did not answer within 0.3 s; used the embedded digest"
-        second = summarizer.summarise(python_group())
-        assert "2 times in a row" in second.note and "will not ask it again" in second.note
-        third = summarizer.summarise(python_group())
-        assert third.note == second.note
-        assert len(slow.generation_requests()) == 2
+        assert first.note == (
+            f"Ollama at {slow.url} did not answer within 0.3 s; used the embedded digest "
+            "and will not ask it again in this run"
+        )
+        started = time.perf_counter()
+        later = [summarizer.summarise(python_group()) for _ in range(5)]
+        assert time.perf_counter() - started < 1  # no second timeout
+        assert all(summary.note == first.note for summary in later)
+        assert len(slow.generation_requests()) == 1
+        assert summarizer.fallback_note == f"6 summaries by the fallback: {first.note}"
+        assert fallback_note(summarizer) == f"summaries: 6 summaries by the fallback: {first.note}"
+        summarizer.start_run()
+        assert fallback_note(summarizer) == ""
 
 
 def test_server_error_and_malformed_answer_fall_back_per_request(counter: TiktokenCounter) -> None:
