@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
 from hsc.model import common_scope
@@ -28,6 +29,23 @@ from hsc.tokens import TokenCounter, get_counter
 
 DEFAULT_HIERARCHY = "default"
 CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
+
+
+def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
+    """The rows of ``table`` where ``keep`` is true, still in document order."""
+    rows = np.flatnonzero(keep)
+    old_files = table.file_index[rows]
+    used, file_index = np.unique(old_files, return_inverse=True)
+    return LeafTable(
+        leaf_ids=table.leaf_ids[rows],
+        file_index=file_index.astype(np.int32),
+        paths=[table.paths[i] for i in used],
+        scopes=[table.scopes[i] for i in rows],
+        start_lines=table.start_lines[rows],
+        end_lines=table.end_lines[rows],
+        token_counts=table.token_counts[rows],
+        vectors=table.vectors[rows],
+    )
 
 
 def default_database(repository: str | Path | None = None) -> Path:
@@ -531,8 +549,17 @@ class Index:
         if len(table) and (owners < 0).any():
             # The leaves changed under this hierarchy; rebuild it with its own parameters.
             params = with_values(Parameters(), hierarchy["parameters"])
-            rebuilt = self.build(hierarchy["repository_id"], params, name=hierarchy["name"])
+            try:
+                rebuilt = self.build(hierarchy["repository_id"], params, name=hierarchy["name"])
+            except StoreBusy:
+                # Another run is indexing this database now and will rebuild it: answer from the
+                # leaves the hierarchy still holds, without caching that partial view.
+                keep = owners >= 0
+                return self._loaded_from(hierarchy_id, _table_rows(table, keep), owners[keep], cache=False)
             return self._load(int(rebuilt["id"]))
+        return self._loaded_from(hierarchy_id, table, owners, cache=True)
+
+    def _loaded_from(self, hierarchy_id: int, table: LeafTable, owners: np.ndarray, cache: bool) -> _Loaded:
         if len(table):
             group_starts = np.concatenate(([0], np.flatnonzero(np.diff(owners)) + 1)).astype(np.int64)
         else:
@@ -542,10 +569,11 @@ class Index:
         group_vectors = mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
         path = self._hnsw_path(hierarchy_id)
         dim = group_vectors.shape[1]
-        mid_index = MidLevelIndex.load(path, dim, len(group_starts))
+        mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
         if mid_index is None:
             mid_index = MidLevelIndex.build(group_vectors)
-            mid_index.save(path)
+            if cache:
+                mid_index.save(path)
         loaded = _Loaded(
             hierarchy_id,
             table,
@@ -554,7 +582,8 @@ class Index:
             mid_ids,
             TwoStageRetriever(table.vectors, group_starts, group_ends, mid_index),
         )
-        self._cache.loaded[hierarchy_id] = loaded
+        if cache:
+            self._cache.loaded[hierarchy_id] = loaded
         return loaded
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -599,16 +628,19 @@ class Index:
             started = time.perf_counter()
             exact = flat_search(loaded.table.vectors, vector, params.leaf_level_top_k)
             flat_ms = (time.perf_counter() - started) * 1000
-        mid_rows = {
-            mid_id: self._mid_view(self.store.node(mid_id) or {})
-            for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
+        # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
+        nodes = {
+            mid_id: self.store.node(mid_id) for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
         }
-        groups = []
-        for rank, hit in enumerate(staged.groups, start=1):
-            view = mid_rows[loaded.mid_ids[hit.ordinal]]
+        mid_rows = {mid_id: self._mid_view(node) for mid_id, node in nodes.items() if node is not None}
+        groups: list[GroupResult] = []
+        for hit in staged.groups:
+            view = mid_rows.get(loaded.mid_ids[hit.ordinal])
+            if view is None:
+                continue
             groups.append(
                 GroupResult(
-                    rank,
+                    len(groups) + 1,
                     view.id,
                     hit.score,
                     view.path,
@@ -655,13 +687,15 @@ class Index:
         group_of_row = (
             np.searchsorted(loaded.group_starts, [hit.row for hit in retrieval.leaves], side="right") - 1
         )
-        results = []
-        for rank, (hit, leaf_id, group) in enumerate(zip(retrieval.leaves, leaf_ids, group_of_row), start=1):
-            row = rows[leaf_id]
+        results: list[QueryResult] = []
+        for hit, leaf_id, group in zip(retrieval.leaves, leaf_ids, group_of_row):
+            row = rows.get(leaf_id)
+            if row is None:  # rewritten by an index run since the hierarchy was loaded
+                continue
             mid_id = loaded.mid_ids[int(group)]
             results.append(
                 QueryResult(
-                    rank=rank,
+                    rank=len(results) + 1,
                     score=hit.score,
                     leaf_id=f"leaf:{leaf_id}",
                     path=row["path"],
