@@ -223,7 +223,7 @@ def command_params(args: argparse.Namespace) -> int:
     for kind in (Parameters, Settings):
         print(f"[{kind.__name__.lower()}]")
         for entry in describe(kind):
-            kind_and_stage = f"{entry['type']}, {entry['stage']}"
+            kind_and_stage = f"{entry['allowed']}, {entry['stage']}"
             print(f"  {entry['name']} = {entry['default']!r}  ({kind_and_stage}): {entry['help']}")
     return 0
 
