@@ -247,20 +247,20 @@ class Store:
         self.conn.execute("PRAGMA foreign_keys=ON")
         # CREATE ... IF NOT EXISTS of what exists takes no lock; the rows below are written only
         # when missing, so a reader never waits on (or fails against) a running index.
-        # One transaction: a new file is made whole or not at all, and its log stays small.
+        # One transaction, the mark included: a new file is made whole (and known as hsc's) or not
+        # at all, even if the process is killed halfway, and its log stays small.
+        mark = ""
+        if kind == "empty" or (create and self.conn.execute("PRAGMA application_id").fetchone()[0] == 0):
+            mark = (
+                f"PRAGMA application_id={APPLICATION_ID}; INSERT OR IGNORE INTO meta (key, value) "
+                f"VALUES ('schema_version', '{SCHEMA_VERSION}');"
+            )
         try:
-            self.conn.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+            self.conn.executescript(f"BEGIN; {SCHEMA} {mark} COMMIT;")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             raise
-        if kind == "empty" or (create and self.conn.execute("PRAGMA application_id").fetchone()[0] == 0):
-            with self.transaction():
-                self.conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
-                self.conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
 
     def close(self) -> None:
         self.conn.close()
