@@ -67,22 +67,7 @@ def command_index(args: argparse.Namespace) -> int:
         raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
         report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
-        summary = {
-            "repository_id": report.repository_id,
-            "root": report.root,
-            "files_seen": report.files_seen,
-            "files_parsed": report.files_parsed,
-            "files_unchanged": report.files_unchanged,
-            "files_skipped": report.files_skipped,
-            "files_failed": report.files_failed,
-            "files_removed": report.files_removed,
-            "leaves": report.leaves,
-            "leaves_embedded": report.leaves_embedded,
-            "leaves_from_cache": report.leaves_from_cache,
-            "seconds": round(report.seconds, 3),
-            "database": str(index.store.path),
-            "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in report.problems],
-        }
+        summary = {**report.to_json(), "database": str(index.store.path)}
         if args.json:
             print(json.dumps(summary))
         else:
@@ -221,6 +206,17 @@ def command_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+def command_mcp(args: argparse.Namespace) -> int:
+    try:
+        from hsc.integrations.mcp_server import serve
+    except ImportError as error:
+        raise SystemExit(
+            f"hsc: the MCP server needs the mcp package: pip install 'hsc[mcp]' ({error})"
+        ) from None
+    serve(Path(args.db) if args.db else default_database(), args.http)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -274,6 +270,15 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--hierarchy")
     export.add_argument("--repo")
     export.set_defaults(run=command_export)
+
+    mcp = add("mcp", "serve the index to coding agents over the Model Context Protocol", settable=False)
+    mcp.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="streamable HTTP on 127.0.0.1:PORT (0: any free port, printed) instead of stdio",
+    )
+    mcp.set_defaults(run=command_mcp)
 
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)

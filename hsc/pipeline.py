@@ -60,6 +60,15 @@ class IndexReport:
     def changed(self) -> bool:
         return bool(self.files_parsed or self.files_removed)
 
+    def to_json(self) -> dict[str, object]:
+        """The counts, the time and the problems, as ``index --json`` prints them."""
+        counts = {k: v for k, v in asdict(self).items() if k not in ("problems", "seconds")}
+        return {
+            **counts,
+            "seconds": round(self.seconds, 3),
+            "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in self.problems],
+        }
+
 
 def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes."""
@@ -74,6 +83,34 @@ def _file_hash(path: Path) -> str | None:
         return hashlib.sha1(path.read_bytes()).hexdigest()
     except OSError:
         return None
+
+
+@dataclass
+class PendingChanges:
+    """Files whose content on disk differs from what the index holds."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.removed)
+
+
+def pending_changes(store: Store, repository_id: int, root: Path) -> PendingChanges:
+    """What the next incremental index of ``root`` would re-read: the same
+    walk and content hashes as :func:`index_repository`, nothing written."""
+    paths = list(walk_repository(root.resolve()))
+    known = store.file_states(repository_id)
+    changes = PendingChanges(removed=sorted(set(known) - set(paths)))
+    for rel_path in paths:
+        state = known.get(rel_path)
+        if state is None:
+            changes.added.append(rel_path)
+        elif state["content_hash"] != _file_hash(root / rel_path):
+            changes.modified.append(rel_path)
+    return changes
 
 
 def index_repository(
