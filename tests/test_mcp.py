@@ -90,6 +90,9 @@ async def _stdio_session(database: Path, repo: Path, elsewhere: Path) -> None:
 
         flat = await _call(client, "search_code", {"query": "parse a CSV row", "mode": "flat", "limit": 4})
         assert flat["mode"] == "flat" and len(flat["results"]) == 4
+        assert all(
+            r["parent"]["id"].startswith("mid:") and r["parent"]["score"] is None for r in flat["results"]
+        )
         filtered = await _call(
             client,
             "search_code",

@@ -182,13 +182,12 @@ class CodeSearch:
         """Filters apply to the retrieved leaves; with a filter, ask for more
         (4x, 16x, ...) until ``limit`` pass or every leaf has been ranked."""
         hierarchy_id = self.index.default_hierarchy(repository_id)
-        stored = with_values(Parameters(), self.index.hierarchy(hierarchy_id)["parameters"])
+        stored = self.index.hierarchy_parameters(hierarchy_id)
         total = len(self.index.leaf_table(repository_id))
         factor = 1
         while True:
-            params = with_values(
-                stored,
-                {"leaf_level_top_k": limit * factor, "mid_level_top_k": stored.mid_level_top_k * factor},
+            params = self.index.hierarchy_parameters(
+                hierarchy_id, leaf_level_top_k=limit * factor, mid_level_top_k=stored.mid_level_top_k * factor
             )
             response = self.index.query(
                 query, hierarchy_id=hierarchy_id, params=params, mode=mode, record=False, compare=False
