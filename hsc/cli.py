@@ -7,6 +7,7 @@ one object per line for ``--queries`` and ``export``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -206,6 +207,19 @@ def command_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+def command_watch(args: argparse.Namespace) -> int:
+    from hsc.watch import watch
+
+    params, settings = _configure(args)
+    root = Path(args.path)
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
+    with _open(args, settings, repository=args.path) as index:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends
+            watch(index, root, params, debounce=args.debounce, max_wait=args.max_wait)
+    return 0
+
+
 def command_mcp(args: argparse.Namespace) -> int:
     try:
         from hsc.integrations.mcp_server import serve
@@ -270,6 +284,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--hierarchy")
     export.add_argument("--repo")
     export.set_defaults(run=command_export)
+
+    watch = add("watch", "index a repository, then re-index it as its files change (Ctrl-C stops)")
+    watch.add_argument("path")
+    watch.add_argument(
+        "--debounce", type=float, default=1.0, help="seconds without a change before re-indexing (default 1)"
+    )
+    watch.add_argument(
+        "--max-wait",
+        type=float,
+        default=10.0,
+        help="re-index at least this often, in seconds, while changes keep coming (default 10)",
+    )
+    watch.set_defaults(run=command_watch)
 
     mcp = add("mcp", "serve the index to coding agents over the Model Context Protocol", settable=False)
     mcp.add_argument(
