@@ -1,4 +1,4 @@
-"""``python -m hsc``: index, build, query, stats, export, bench.
+"""``python -m hsc``: index, build, query, stats, export, bench, watch, mcp.
 
 Progress goes to stderr; ``--json`` output goes to stdout, one object (or
 one object per line for ``--queries`` and ``export``).

@@ -87,6 +87,8 @@ async def _stdio_session(database: Path, repo: Path, elsewhere: Path) -> None:
         assert "def apply_discount" in top["code"] and top["start_line"] < top["end_line"]
         assert top["parent"]["id"].startswith("mid:") and top["parent"]["summary"]
         assert len(found["results"]) == 3
+        same_group = [r for r in found["results"][1:] if r["parent"]["id"] == top["parent"]["id"]]
+        assert all(r["parent"]["summary"] == "(the same group as rank 1)" for r in same_group)
 
         flat = await _call(client, "search_code", {"query": "parse a CSV row", "mode": "flat", "limit": 4})
         assert flat["mode"] == "flat" and len(flat["results"]) == 4

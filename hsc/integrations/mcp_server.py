@@ -39,6 +39,10 @@ code you need; each hit carries its enclosing group's summary. get_node walks up
 what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.retrieve, not listed here
+MODE_HELP = (
+    f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)}: two-stage (the default) ranks topic groups, "
+    "then their leaves; flat ranks every leaf exactly"
+)
 PROGRESS_INTERVAL = 0.25  # seconds between progress notifications within one stage
 
 
@@ -98,10 +102,7 @@ def build_server(search: CodeSearch) -> MCPServer:
             ),
         ],
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many code chunks to return")] = 10,
-        mode: Annotated[
-            ModeName,
-            Field(description="Retrieval mode; two-stage ranks topic groups first, flat ranks every leaf"),
-        ] = "two-stage",
+        mode: Annotated[ModeName, Field(description=MODE_HELP)] = "two-stage",
         path_prefix: Annotated[
             str | None,
             Field(description="Only files under this path, relative to the repository, e.g. 'src/api/'"),

@@ -160,15 +160,18 @@ class CodeSearch:
                 found += [(repository_id, r) for r in results]
                 compared += leaves_compared
         found.sort(key=lambda pair: -pair[1].score)
-        return {
-            "query": query,
-            "mode": mode,
-            "leaves_compared": compared,
-            "results": [
-                self._result_json(rank, roots[repository_id], result)
-                for rank, (repository_id, result) in enumerate(found[:limit], start=1)
-            ],
-        }
+        results = [
+            self._result_json(rank, roots[repository_id], result)
+            for rank, (repository_id, result) in enumerate(found[:limit], start=1)
+        ]
+        first_rank: dict[str, int] = {}  # a group's summary is given once, at its best hit
+        for result in results:
+            parent = result["parent"]
+            if parent and parent["id"] in first_rank:
+                parent["summary"] = f"(the same group as rank {first_rank[parent['id']]})"
+            elif parent:
+                first_rank[parent["id"]] = result["rank"]
+        return {"query": query, "mode": mode, "leaves_compared": compared, "results": results}
 
     def _search_one(
         self,
@@ -195,7 +198,7 @@ class CodeSearch:
             kept = [
                 r
                 for r in response.results
-                if (not path_prefix or r.path.startswith(path_prefix.lstrip("./")))
+                if (not path_prefix or r.path.startswith(path_prefix.removeprefix("./")))
                 and (not language or r.language == language)
             ]
             if len(kept) >= limit or not (path_prefix or language) or limit * factor >= total:
