@@ -52,7 +52,7 @@ async def _error(client: Client, tool: str, arguments: dict) -> str:
     return result.content[0].text
 
 
-async def _stdio_session(database: Path, repo: Path, elsewhere: Path) -> None:
+async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None:
     async with Client(_stdio(database), read_timeout_seconds=TIMEOUT) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {"index_repository", "search_code", "get_node", "index_status", "sync"}
@@ -134,7 +134,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
     elsewhere = tmp_path / "not_indexed"
     elsewhere.mkdir()
-    asyncio.run(_stdio_session(tmp_path / "db" / "index.db", repo, elsewhere))
+    asyncio.run(_agent_over_stdio(tmp_path / "db" / "index.db", repo, elsewhere))
 
 
 def test_mcp_over_http(tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ def test_mcp_over_http(tmp_path: Path) -> None:
         address = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
         assert address, line
 
-        async def session() -> None:
+        async def agent_over_http() -> None:
             async with Client(address.group(0), read_timeout_seconds=TIMEOUT) as client:
                 report = await _call(client, "index_repository", {"path": str(repo)})
                 assert report["files_seen"] == 3  # README.md, __init__.py, pricing.py
@@ -166,7 +166,7 @@ def test_mcp_over_http(tmp_path: Path) -> None:
                 status = await _call(client, "index_status")
                 assert json.dumps(status).count(str(repo.resolve())) == 1
 
-        asyncio.run(session())
+        asyncio.run(agent_over_http())
     finally:
         process.terminate()
         process.wait(timeout=30)
