@@ -1,19 +1,29 @@
 # Two entry points, each doing all of the set-up on a fresh machine:
 #   make app    create .venv, install, start the app on a bundled sample repository
 #   make test   create .venv, install, lint and run the whole test suite
+#   make extras also install the optional integrations (pyproject.toml's extras) into .venv
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 SAMPLE ?= sample_repos/inventory_py
 PORT ?= 8501
 
-.PHONY: app test lint bench
+.PHONY: app test lint bench extras
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade --quiet pip
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $@
+
+# Every requirement of every optional extra, read from pyproject.toml (one list of them).
+EXTRAS = $(BIN)/python -c 'import tomllib; extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; print(" ".join(sorted({r for rs in extras.values() for r in rs})))'
+
+$(BIN)/.extras: $(BIN)/.installed pyproject.toml
+	$(BIN)/python -m pip install --quiet $$($(EXTRAS))
+	touch $@
+
+extras: $(BIN)/.extras
 
 app: $(BIN)/.installed
 	HSC_APP_REPO=$(SAMPLE) $(BIN)/streamlit run app.py --server.port $(PORT)

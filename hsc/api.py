@@ -373,6 +373,11 @@ class Index:
         row["parameters"] = json.loads(row["parameters"])
         return row
 
+    def hierarchy_parameters(self, hierarchy_id: int, **overrides: Any) -> Parameters:
+        """The parameters a hierarchy was built with, with query-time ``overrides``
+        (e.g. ``leaf_level_top_k=20``)."""
+        return with_values(Parameters(), {**self.hierarchy(hierarchy_id)["parameters"], **overrides})
+
     def delete_hierarchy(self, hierarchy_id: int) -> None:
         self.store.delete_hierarchy(hierarchy_id)
         self._forget(hierarchy_id)
@@ -693,6 +698,8 @@ class Index:
             if row is None:  # rewritten by an index run since the hierarchy was loaded
                 continue
             mid_id = loaded.mid_ids[int(group)]
+            if mid_id not in mids:  # a flat hit's group, not among stage 1's
+                mids[mid_id] = self._mid_view(self.store.node(mid_id) or {})
             results.append(
                 QueryResult(
                     rank=len(results) + 1,
@@ -706,7 +713,7 @@ class Index:
                     parent_score=None if hit.group < 0 else hit.group_score,
                     text=row["text"],
                     language=row["language"] or "",
-                    parent=mids.get(mid_id),
+                    parent=mids[mid_id],
                 )
             )
         return results
@@ -782,6 +789,7 @@ class Index:
             "scope": view.scope,
             "node_type": view.node_type,
             "token_count": view.token_count,
+            "language": view.language,
             "text": text,
             "summariser": view.summariser,
         }

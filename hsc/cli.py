@@ -1,4 +1,4 @@
-"""``python -m hsc``: index, build, query, stats, export, bench.
+"""``python -m hsc``: index, build, query, stats, export, bench, watch, mcp.
 
 Progress goes to stderr; ``--json`` output goes to stdout, one object (or
 one object per line for ``--queries`` and ``export``).
@@ -7,6 +7,7 @@ one object per line for ``--queries`` and ``export``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sqlite3
@@ -73,23 +74,7 @@ def command_index(args: argparse.Namespace) -> int:
         raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
         report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
-        summary = {
-            "repository_id": report.repository_id,
-            "root": report.root,
-            "files_seen": report.files_seen,
-            "files_parsed": report.files_parsed,
-            "files_unchanged": report.files_unchanged,
-            "files_skipped": report.files_skipped,
-            "files_failed": report.files_failed,
-            "files_removed": report.files_removed,
-            "leaves": report.leaves,
-            "leaves_embedded": report.leaves_embedded,
-            "leaves_from_cache": report.leaves_from_cache,
-            "seconds": round(report.seconds, 3),
-            "database": str(index.store.path),
-            "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in report.problems],
-            "summariser_note": report.summariser_note,
-        }
+        summary = {**report.to_json(), "database": str(index.store.path)}
         _say_once(report.summariser_note)
         if args.json:
             print(json.dumps(summary))
@@ -234,6 +219,30 @@ def command_bench(args: argparse.Namespace) -> int:
     return run_bench(args)
 
 
+def command_watch(args: argparse.Namespace) -> int:
+    from hsc.watch import watch
+
+    params, settings = _configure(args)
+    root = Path(args.path)
+    if not root.is_dir():
+        raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
+    with _open(args, settings, repository=args.path) as index:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a watch ends
+            watch(index, root, params, debounce=args.debounce, max_wait=args.max_wait)
+    return 0
+
+
+def command_mcp(args: argparse.Namespace) -> int:
+    try:
+        from hsc.integrations.mcp_server import serve
+    except ImportError as error:
+        raise SystemExit(
+            f"hsc: the MCP server needs the mcp package: pip install 'hsc[mcp]' ({error})"
+        ) from None
+    serve(Path(args.db) if args.db else default_database(), args.http)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -287,6 +296,28 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--hierarchy")
     export.add_argument("--repo")
     export.set_defaults(run=command_export)
+
+    watch = add("watch", "index a repository, then re-index it as its files change (Ctrl-C stops)")
+    watch.add_argument("path")
+    watch.add_argument(
+        "--debounce", type=float, default=1.0, help="seconds without a change before re-indexing (default 1)"
+    )
+    watch.add_argument(
+        "--max-wait",
+        type=float,
+        default=10.0,
+        help="re-index at least this often, in seconds, while changes keep coming (default 10)",
+    )
+    watch.set_defaults(run=command_watch)
+
+    mcp = add("mcp", "serve the index to coding agents over the Model Context Protocol", settable=False)
+    mcp.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="streamable HTTP on 127.0.0.1:PORT (0: any free port, printed) instead of stdio",
+    )
+    mcp.set_defaults(run=command_mcp)
 
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)

@@ -63,6 +63,15 @@ class IndexReport:
     def changed(self) -> bool:
         return bool(self.files_parsed or self.files_removed)
 
+    def to_json(self) -> dict[str, object]:
+        """The counts, the time and the problems, as ``index --json`` prints them."""
+        counts = {k: v for k, v in asdict(self).items() if k not in ("problems", "seconds")}
+        return {
+            **counts,
+            "seconds": round(self.seconds, 3),
+            "problems": [{"path": p.path, "status": p.status, "reason": p.reason} for p in self.problems],
+        }
+
 
 def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes."""
@@ -70,6 +79,45 @@ def ingestion_key(params: Parameters, settings: Settings) -> str:
         f"{params.chunk_key()};tok={settings.tokenizer};"
         f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length}"
     )
+
+
+def _file_hash(root: Path, rel_path: str, limit: int) -> str | None:
+    """SHA-1 of the file as indexing would read it (safely, at most ``limit`` bytes)."""
+    raw = read_file_bytes(root, rel_path, limit)
+    return None if raw.data is None else hashlib.sha1(raw.data).hexdigest()
+
+
+@dataclass
+class PendingChanges:
+    """Files whose content on disk differs from what the index holds."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.added) + len(self.modified) + len(self.removed)
+
+
+def pending_changes(
+    store: Store, repository_id: int, root: Path, settings: Settings | None = None
+) -> PendingChanges:
+    """What the next incremental index of ``root`` would re-read: the same
+    walk and content hashes as :func:`index_repository`, nothing written."""
+    root = root.resolve()
+    limit = (settings or Settings()).max_file_bytes
+    paths = list(walk_repository(root))
+    known = store.file_states(repository_id)
+    changes = PendingChanges(removed=sorted(set(known) - {stored_name(path) for path in paths}))
+    for rel_path in paths:
+        name = stored_name(rel_path)
+        state = known.get(name)
+        if state is None:
+            changes.added.append(name)
+        elif state["content_hash"] != _file_hash(root, rel_path, limit):
+            changes.modified.append(name)
+    return changes
 
 
 def index_repository(

@@ -54,6 +54,12 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     return bench_samples()
 
 
+def _fresh(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.fresh import bench_fresh
+
+    return bench_fresh(Path(args.path) if args.path else None)
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking without embedding (default: the standard library)", _chunk),
     "embed": ("embedding throughput of the default model", _embed),
@@ -61,6 +67,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
+    "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query")

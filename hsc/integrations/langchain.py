@@ -1,0 +1,105 @@
+"""hsc in LangChain (``pip install 'hsc[langchain]'``).
+
+- :class:`HscRetriever`: a ``BaseRetriever`` over an :class:`hsc.Index`, in any
+  retrieval mode; each ``Document`` is one leaf (its code), with its lines,
+  scope, score and parent group (id, score, summary) in the metadata.
+- :class:`HscLoader`: every top, mid and leaf node of a hierarchy as a
+  ``Document`` with its parent and child ids, for a vector store of your own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForRetrieverRun
+from langchain_core.document_loaders import BaseLoader
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, field_validator
+
+from hsc.api import Index, QueryResult
+from hsc.retrieve import RETRIEVAL_MODES
+
+
+def result_document(result: QueryResult, mode: str) -> Document:
+    """One retrieved leaf as a Document: ``page_content`` is its code."""
+    parent = result.parent
+    return Document(
+        id=result.leaf_id,
+        page_content=result.text,
+        metadata={
+            "node_id": result.leaf_id,
+            "path": result.path,
+            "start_line": result.start_line,  # 1-based, inclusive
+            "end_line": result.end_line,
+            "scope": result.scope,
+            "language": result.language,
+            "score": result.score,
+            "rank": result.rank,
+            "mode": mode,
+            "parent_id": result.parent_id,
+            "parent_score": result.parent_score,  # None for the flat search
+            "parent_summary": parent.summary if parent else None,
+        },
+    )
+
+
+class HscRetriever(BaseRetriever):
+    """Retrieve code leaves from an hsc index.
+
+    ``k`` overrides the hierarchy's ``leaf_level_top_k``; ``mode`` is one of
+    :data:`hsc.retrieve.RETRIEVAL_MODES`. With several repositories in the
+    database, say which with ``repository_id`` (or a ``hierarchy_id``).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    index: Index
+    mode: str = "two-stage"
+    k: int | None = None
+    repository_id: int | None = None
+    hierarchy_id: int | None = None
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, mode: str) -> str:
+        if mode not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        return mode
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+        overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
+        response = self.index.query(
+            query,
+            hierarchy_id=hierarchy_id,
+            params=self.index.hierarchy_parameters(hierarchy_id, **overrides),
+            mode=self.mode,
+            record=False,
+            compare=False,
+        )
+        return [result_document(result, self.mode) for result in response.results]
+
+
+class HscLoader(BaseLoader):
+    """Every node of a hierarchy (documents, groups, leaves) as Documents.
+
+    ``page_content`` is a leaf's code, or a group's or file's summary (a short
+    group's code when it needs none); the metadata carries ``node_id``, ``level``,
+    path, lines, scope, language, ``parent_id`` and ``children`` (ids).
+    """
+
+    def __init__(self, index: Index, hierarchy_id: int | None = None, repository_id: int | None = None):
+        self.index = index
+        self.hierarchy_id = hierarchy_id
+        self.repository_id = repository_id
+
+    def lazy_load(self) -> Iterator[Document]:
+        for row in self.index.export(self.hierarchy_id, self.repository_id):
+            metadata = {key: value for key, value in row.items() if key not in ("id", "text")}
+            yield Document(
+                id=row["id"], page_content=row["text"], metadata={"node_id": row["id"], **metadata}
+            )

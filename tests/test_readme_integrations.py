@@ -1,0 +1,64 @@
+"""The README's integration examples run as written, from a copy of this folder."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from extras import require
+
+for module, extra in (("mcp", "mcp"), ("langchain_core", "langchain"), ("llama_index.core", "llamaindex")):
+    require(module, extra)
+
+from hsc.cli import build_parser  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _section() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("## Integrations")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def _blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", _section(), flags=re.DOTALL)
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The snippets run from the top folder: hsc importable, the samples beside it."""
+    (tmp_path / "hsc").symlink_to(ROOT / "hsc", target_is_directory=True)
+    shutil.copytree(ROOT / "sample_repos" / "inventory_py", tmp_path / "sample_repos" / "inventory_py")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_python_snippets_run_as_written(checkout: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snippets = _blocks("python")
+    assert len(snippets) == 3  # MCP client, LangChain, LlamaIndex
+    outputs = []
+    for snippet in snippets:
+        exec(compile(snippet, "README.md", "exec"), {"__name__": "__main__"})
+        outputs.append(capsys.readouterr().out)
+    mcp_out, langchain_out, llamaindex_out = outputs
+    assert mcp_out.startswith("inventory/pricing.py ") and "apply_discount mid:" in mcp_out
+    assert "inventory.pricing.apply_discount" in langchain_out.splitlines()[0]
+    assert "inventory/pricing.py:" in langchain_out and "documents: files, groups and leaves" in langchain_out
+    header, *hits = llamaindex_out.splitlines()
+    assert all(f"'{level}'" in header for level in ("leaf", "mid", "top"))
+    # The discount functions' group, and then their file, are merged in place of the leaves found.
+    assert hits and hits[0].startswith(("mid:", "top:")) and "inventory/pricing.py" in hits[0]
+
+
+def test_agent_configurations_start_this_server() -> None:
+    configurations = [json.loads(block) for block in _blocks("json")]
+    assert len(configurations) == 2  # Claude Code, Cursor
+    for configuration in configurations:
+        server = configuration["mcpServers"]["hsc"]
+        assert server["command"].endswith("/bin/hsc")
+        args = build_parser().parse_args(server["args"])
+        assert args.command == "mcp" and args.db == ".hsc/index.db" and args.http is None
