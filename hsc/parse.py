@@ -29,15 +29,21 @@ from typing import Any
 
 from tree_sitter_language_pack import get_parser
 
+from hsc.grammar import (
+    AST_LANGUAGES,
+    BODY_TYPES,
+    COMMENT_TYPES,
+    LEADING_TYPES,
+    describe,
+    first_named_index,
+    is_definition,
+    is_docstring,
+)
 from hsc.model import Leaf, common_prefix
 from hsc.params import Parameters
 from hsc.tokens import TokenCounter
 
 # Languages cut along a tree-sitter syntax tree; the others use chunk_fallback.
-AST_LANGUAGES = frozenset(
-    {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
-)
-
 # Code averages 3-5 bytes per cl100k token; a range of more than this many
 # bytes per allowed token is over the maximum in any real source file.
 _SURELY_TOO_BIG = 12
@@ -45,138 +51,6 @@ _SURELY_TOO_BIG = 12
 _NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
 _NEWLINE = re.compile(rb"\n")
 _SPACE = b" \t\n\r\f\v"
-
-COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
-# Nodes that describe the definition right below them when no blank line separates them.
-_LEADING_TYPES = COMMENT_TYPES | {"attribute_item", "decorator", "marker_annotation", "annotation"}
-
-# Node types that are definitions wherever they stand in a module or class body.
-DEFINITION_TYPES = frozenset(
-    {
-        # Python, C, C++, bash
-        "function_definition",
-        "class_definition",
-        "decorated_definition",
-        # JavaScript, TypeScript
-        "function_declaration",
-        "generator_function_declaration",
-        "class_declaration",
-        "abstract_class_declaration",
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-        "method_definition",
-        "internal_module",
-        "class",  # a JS class expression, a Ruby class
-        "module",  # a TS `declare module`, a Ruby module
-        # Go, Java
-        "method_declaration",
-        "type_declaration",
-        "record_declaration",
-        "annotation_type_declaration",
-        "constructor_declaration",
-        "compact_constructor_declaration",
-        # Rust
-        "function_item",
-        "impl_item",
-        "struct_item",
-        "enum_item",
-        "union_item",
-        "trait_item",
-        "mod_item",
-        "macro_definition",
-        # C, C++
-        "struct_specifier",
-        "union_specifier",
-        "enum_specifier",
-        "class_specifier",
-        "namespace_definition",
-        "template_declaration",
-        "linkage_specification",
-        # Ruby
-        "method",
-        "singleton_method",
-        "singleton_class",
-    }
-)
-
-# Definitions whose body is a list of members (methods, fields, nested types);
-# when too big they are split into a header piece and one unit per member.
-CONTAINER_TYPES = frozenset(
-    {
-        "class_definition",
-        "class_declaration",
-        "abstract_class_declaration",
-        "class",
-        "interface_declaration",
-        "enum_declaration",
-        "internal_module",
-        "module",
-        "record_declaration",
-        "annotation_type_declaration",
-        "impl_item",
-        "struct_item",
-        "enum_item",
-        "union_item",
-        "trait_item",
-        "mod_item",
-        "struct_specifier",
-        "union_specifier",
-        "enum_specifier",
-        "class_specifier",
-        "namespace_definition",
-        "linkage_specification",
-        "singleton_class",
-        "type_definition",
-        "type_declaration",
-    }
-)
-
-# Nodes that only wrap the definition that matters (decorators, `export`, `template<>`).
-_WRAPPER_TYPES = frozenset(
-    {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
-)
-# Values that make `const f = ...` or a class field a definition.
-_FUNCTION_VALUE_TYPES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function", "class"}
-)
-# Statement lists: the children of these are labelled with their own node type.
-_BODY_TYPES = frozenset(
-    {
-        "block",
-        "statement_block",
-        "compound_statement",
-        "body_statement",
-        "statement_list",
-        "declaration_list",
-        "field_declaration_list",
-        "class_body",
-        "interface_body",
-        "enum_body",
-        "enum_body_declarations",
-        "constructor_body",
-        "switch_body",
-        "switch_block",
-        "match_block",
-        "do_block",
-        "object_type",
-    }
-)
-_NAME_LEAF_TYPES = frozenset(
-    {
-        "identifier",
-        "field_identifier",
-        "type_identifier",
-        "property_identifier",
-        "primitive_type",
-        "destructor_name",
-        "operator_name",
-        "qualified_identifier",
-        "constant",
-        "word",
-    }
-)
-_TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 
 
 def module_name(rel_path: str) -> str:
@@ -197,7 +71,7 @@ def module_name(rel_path: str) -> str:
 _PARSERS = threading.local()
 
 
-def _parser(language: str) -> Any:
+def parser_for(language: str) -> Any:
     """A tree-sitter parser for the language, built once per thread: building
     one costs more than parsing a small file, and a parser must not be shared
     between threads (Streamlit runs each session in its own)."""
@@ -214,7 +88,7 @@ def parse_source(
     """Leaves of one file in document order, and the 1-based lines of syntax errors."""
     if language in AST_LANGUAGES:
         try:
-            _parser(language)
+            parser_for(language)
         except Exception:  # a grammar missing from the installed pack: cut it as plain text
             return chunk_fallback(source, rel_path, "text", params, counter), []
         return construct_fine_grained_chunks_from_ast(source, rel_path, language, params, counter)
@@ -227,7 +101,7 @@ def construct_fine_grained_chunks_from_ast(
 ) -> tuple[list[Leaf], list[int]]:
     """Cut source code along its tree-sitter syntax tree (see the module docstring)."""
     data = source.encode("utf-8")
-    tree = _parser(language).parse(data)
+    tree = parser_for(language).parse(data)
     root = tree.root_node
     cutter = _Cutter(data, params, counter)
     scope = module_name(rel_path)
@@ -465,7 +339,7 @@ class _Cutter:
                 continue
             # Statements of a body are labelled as themselves; the parts of one
             # statement carry that statement's type.
-            own_labels = label is None or current.type in _BODY_TYPES
+            own_labels = label is None or current.type in BODY_TYPES
             for item in reversed(self.joined_items(children, start, end)):
                 child = item.node
                 child_label = (child.type if child.is_named else current.type) if own_labels else label
@@ -496,13 +370,13 @@ class _Cutter:
         leading: list[_Item] = []  # comments waiting to see what follows them
         for item in self.joined_items(children, lo, hi):
             node = item.node
-            if node.type in _LEADING_TYPES:
+            if node.type in LEADING_TYPES:
                 if leading and not self._adjacent(leading[-1], node):
                     items.extend(leading)
                     leading.clear()
                 leading.append(item)
                 continue
-            if self.is_definition(node):
+            if is_definition(self.data, node):
                 item.is_definition = True
                 if leading and self._adjacent(leading[-1], node):
                     item.lo = leading[0].lo
@@ -566,7 +440,7 @@ class _Cutter:
     def definition_pieces(
         self, item: _Item, parent_scope: str, parent_group: tuple[int, ...]
     ) -> list[_Piece]:
-        node_type, name, body = self.describe(item.node)
+        node_type, name, body = describe(self.data, item.node)
         scope = f"{parent_scope}.{name}" if name else parent_scope
         if self.fits(item.lo, item.hi):
             start, end = self.trim(item.lo, item.hi)
@@ -586,18 +460,16 @@ class _Cutter:
         children = body.children
         first = None
         for index, child in enumerate(children):
-            if not child.is_named or child.type in _LEADING_TYPES:
+            if not child.is_named or child.type in LEADING_TYPES:
                 continue
-            if index == _first_named_index(children) and _is_docstring(child):
+            if index == first_named_index(children) and is_docstring(child):
                 continue
             first = index
             break
         if first is None:
             return []
         start = first
-        while (
-            start > 0 and children[start - 1].type in _LEADING_TYPES and self._own_line(children[start - 1])
-        ):
+        while start > 0 and children[start - 1].type in LEADING_TYPES and self._own_line(children[start - 1]):
             start -= 1
         members = list(children[start:])
         if start == 0 or all(not child.is_named for child in children[:start]):
@@ -614,117 +486,6 @@ class _Cutter:
         return previous is None or self.line_of(node.start_byte) > self.line_of(max(0, previous.end_byte - 1))
 
     # ------------------------------------------------------------- definitions
-
-    def is_definition(self, node: Any) -> bool:
-        node_type = node.type
-        if node_type in ("decorated_definition", "template_declaration"):
-            return True
-        if node_type in ("export_statement", "ambient_declaration", "expression_statement"):
-            inner = _wrapped(node)
-            return inner is not None and self.is_definition(inner)
-        if node_type in ("lexical_declaration", "variable_declaration"):
-            declarators = [child for child in node.named_children if child.type == "variable_declarator"]
-            if len(declarators) != 1:
-                return False
-            value = declarators[0].child_by_field_name("value")
-            return value is not None and value.type in _FUNCTION_VALUE_TYPES
-        if node_type in ("public_field_definition", "field_definition"):
-            value = node.child_by_field_name("value")
-            return value is not None and value.type in _FUNCTION_VALUE_TYPES
-        if node_type == "type_definition":
-            return _container_body(node) is not None
-        return node_type in DEFINITION_TYPES
-
-    def describe(self, node: Any) -> tuple[str, str | None, Any]:
-        """(node type to report, name for the scope, body of members or None)."""
-        node_type = node.type
-        if node_type in _WRAPPER_TYPES or node_type == "expression_statement":
-            inner = _wrapped(node)
-            if inner is None:
-                return node_type, None, None
-            return self.describe(inner)
-        if node_type in ("lexical_declaration", "variable_declaration"):
-            declarator = next(child for child in node.named_children if child.type == "variable_declarator")
-            value = declarator.child_by_field_name("value")
-            body = value.child_by_field_name("body") if value is not None and value.type == "class" else None
-            return node_type, self.name_text(declarator.child_by_field_name("name")), body
-        if node_type in ("public_field_definition", "field_definition"):
-            name = node.child_by_field_name("name") or node.child_by_field_name("property")
-            return node_type, self.name_text(name), None
-        body = _container_body(node) if node_type in CONTAINER_TYPES else None
-        return node_type, self.definition_name(node), body
-
-    def definition_name(self, node: Any) -> str | None:
-        node_type = node.type
-        if node_type == "method_declaration" and node.child_by_field_name("receiver") is not None:
-            method = self.name_text(node.child_by_field_name("name"))
-            receiver = node.child_by_field_name("receiver")
-            parameter = next((c for c in receiver.named_children if c.type == "parameter_declaration"), None)
-            receiver_type = self.base_type_name(parameter.child_by_field_name("type")) if parameter else None
-            return f"{receiver_type}.{method}" if receiver_type and method else method
-        if node_type == "type_declaration":
-            specs = [child for child in node.named_children if child.type in ("type_spec", "type_alias")]
-            return self.name_text(specs[0].child_by_field_name("name")) if len(specs) == 1 else None
-        if node_type == "impl_item":
-            return self.base_type_name(node.child_by_field_name("type"))
-        if node_type in ("function_definition", "type_definition") and node.child_by_field_name("declarator"):
-            return self.declarator_name(node)
-        return self.name_text(node.child_by_field_name("name"))
-
-    def declarator_name(self, node: Any) -> str | None:
-        """Name of a C/C++ function or typedef through pointer, reference,
-        parenthesised and function declarators."""
-        current = node.child_by_field_name("declarator")
-        for _ in range(32):
-            if current is None:
-                return None
-            if current.type in _NAME_LEAF_TYPES:
-                return self.name_text(current)
-            inner = current.child_by_field_name("declarator")
-            if inner is None:
-                inner = next(
-                    (
-                        c
-                        for c in current.named_children
-                        if c.type.endswith("declarator") or c.type in _NAME_LEAF_TYPES
-                    ),
-                    None,
-                )
-            current = inner
-        return None
-
-    def base_type_name(self, node: Any) -> str | None:
-        """``Foo`` of ``*Foo``, ``&Foo``, ``Foo<T>``, ``Foo[T]`` or ``pkg::Foo``."""
-        current = node
-        for _ in range(16):
-            if current is None:
-                return None
-            if current.type in _NAME_LEAF_TYPES:
-                return self.name_text(current)
-            inner = (
-                current.child_by_field_name("name")
-                if current.type.startswith(("scoped", "qualified"))
-                else None
-            )
-            if inner is None:
-                inner = current.child_by_field_name("type")
-            if inner is None:
-                inner = next((c for c in current.named_children if c.type != "lifetime"), None)
-            current = inner
-        return None
-
-    def name_text(self, node: Any) -> str | None:
-        """A name as a scope component: ``a::b`` becomes ``a.b``, template arguments and quotes go."""
-        if node is None:
-            return None
-        name = self.text(node.start_byte, node.end_byte)
-        previous = None
-        while previous != name:
-            previous, name = name, _TEMPLATE_ARGUMENTS.sub("", name)
-        name = "".join(name.split()).replace("::", ".").strip("\"'`")
-        return name or None
-
-    # ------------------------------------------------------- packing and merging
 
     def pack(
         self,
@@ -808,7 +569,7 @@ class _Cutter:
                 item for item in self.joined_items(node.children, lo, hi) if self.count(item.lo, item.hi)
             ]
             if len(items) > 1:
-                own_labels = node.type in _BODY_TYPES or node.type == atom.label
+                own_labels = node.type in BODY_TYPES or node.type == atom.label
                 return [
                     _Atom(
                         item.lo,
@@ -1000,60 +761,6 @@ class _Cutter:
                     )
                 )
         return leaves
-
-
-def _first_named_index(children: list[Any]) -> int:
-    return next(
-        (i for i, child in enumerate(children) if child.is_named and child.type not in COMMENT_TYPES), -1
-    )
-
-
-def _is_docstring(node: Any) -> bool:
-    if node.type in ("string", "concatenated_string"):
-        return True
-    return (
-        node.type == "expression_statement"
-        and node.named_child_count == 1
-        and node.named_children[0].type in ("string", "concatenated_string")
-    )
-
-
-def _wrapped(node: Any) -> Any:
-    """The definition inside a wrapper node, or None."""
-    node_type = node.type
-    if node_type == "decorated_definition":
-        return node.child_by_field_name("definition")
-    if node_type == "export_statement":
-        return node.child_by_field_name("declaration") or node.child_by_field_name("value")
-    if node_type == "template_declaration":
-        named = [c for c in node.named_children if c.type != "template_parameter_list"]
-        return named[-1] if named else None
-    if node_type == "ambient_declaration":
-        return next((c for c in node.named_children if c.type not in COMMENT_TYPES), None)
-    if node_type == "expression_statement":
-        named = node.named_children
-        if len(named) == 1 and named[0].type in ("internal_module", "module"):
-            return named[0]
-    return None
-
-
-def _container_body(node: Any) -> Any:
-    """The node whose children are the members of a class-like definition."""
-    node_type = node.type
-    if node_type == "type_definition":  # typedef struct { ... } Name;
-        inner = node.child_by_field_name("type")
-        return inner.child_by_field_name("body") if inner is not None else None
-    if node_type == "type_declaration":  # Go: type Name struct { ... } / interface { ... }
-        specs = [child for child in node.named_children if child.type == "type_spec"]
-        if len(specs) != 1:
-            return None
-        inner = specs[0].child_by_field_name("type")
-        if inner is None:
-            return None
-        if inner.type == "struct_type":
-            return next((c for c in inner.named_children if c.type == "field_declaration_list"), None)
-        return inner if inner.type == "interface_type" else None
-    return node.child_by_field_name("body")
 
 
 def _statement_type(labels: list[str]) -> str:
