@@ -19,7 +19,7 @@ import pathspec
 
 from hsc.model import FileReport, ParsedFile
 from hsc.params import Parameters, Settings
-from hsc.parse import parse_source
+from hsc.parse import cut_file
 from hsc.tokens import TokenCounter
 
 LANGUAGE_BY_EXTENSION: dict[str, str] = {
@@ -271,12 +271,13 @@ def load_file(
         return report("skipped", reason, size, digest)
 
     try:
-        leaves, error_lines = parse_source(source, rel_path, language, params, counter)
+        cut = cut_file(source, rel_path, language, params, counter)
     except Exception as error:  # a chunker bug must not stop a whole repository
         return report("error", f"chunking failed: {type(error).__name__}: {error}", size, digest)
-    if error_lines:
-        notes.insert(0, _syntax_errors(error_lines))
-    return ParsedFile(FileReport(rel_path, language, "indexed", "; ".join(notes), size, digest), leaves)
+    if cut.error_lines:
+        notes.insert(0, _syntax_errors(cut.error_lines))
+    report = FileReport(rel_path, language, "indexed", "; ".join(notes), size, digest)
+    return ParsedFile(report, cut.leaves, cut.definitions, cut.facts)
 
 
 def _first_long_line(source: str, limit: int) -> tuple[int, int] | None:

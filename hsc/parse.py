@@ -29,6 +29,7 @@ from typing import Any
 
 from tree_sitter_language_pack import get_parser
 
+from hsc.facts import FactReader
 from hsc.grammar import (
     AST_LANGUAGES,
     BODY_TYPES,
@@ -39,7 +40,7 @@ from hsc.grammar import (
     is_definition,
     is_docstring,
 )
-from hsc.model import Leaf, common_prefix
+from hsc.model import Definition, Leaf, LeafFacts, common_prefix
 from hsc.params import Parameters
 from hsc.tokens import TokenCounter
 
@@ -82,27 +83,50 @@ def parser_for(language: str) -> Any:
     return parser
 
 
-def parse_source(
-    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
-) -> tuple[list[Leaf], list[int]]:
-    """Leaves of one file in document order, and the 1-based lines of syntax errors."""
+@dataclass(frozen=True)
+class Cut:
+    """One file cut into leaves, with the facts its syntax tree gave (see ``hsc.facts``)."""
+
+    leaves: list[Leaf]
+    definitions: list[Definition]
+    facts: list[LeafFacts]  # parallel to leaves
+    error_lines: list[int]  # 1-based lines of syntax errors
+
+
+def cut_file(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
+    """Leaves of one file in document order, the definitions and per-leaf facts
+    read from the same syntax tree, and the lines of syntax errors."""
     if language in AST_LANGUAGES:
         try:
             parser_for(language)
         except Exception:  # a grammar missing from the installed pack: cut it as plain text
-            return chunk_fallback(source, rel_path, "text", params, counter), []
-        return construct_fine_grained_chunks_from_ast(source, rel_path, language, params, counter)
+            language = "text"
+        else:
+            return _cut_ast(source, rel_path, language, params, counter)
     fallback_language = "markdown" if language == "markdown" else "text"
-    return chunk_fallback(source, rel_path, fallback_language, params, counter), []
+    leaves = chunk_fallback(source, rel_path, fallback_language, params, counter)
+    return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
+
+
+def parse_source(
+    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
+) -> tuple[list[Leaf], list[int]]:
+    """Leaves of one file in document order, and the 1-based lines of syntax errors."""
+    cut = cut_file(source, rel_path, language, params, counter)
+    return cut.leaves, cut.error_lines
 
 
 def construct_fine_grained_chunks_from_ast(
     source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
 ) -> tuple[list[Leaf], list[int]]:
     """Cut source code along its tree-sitter syntax tree (see the module docstring)."""
+    cut = _cut_ast(source, rel_path, language, params, counter)
+    return cut.leaves, cut.error_lines
+
+
+def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
-    tree = parser_for(language).parse(data)
-    root = tree.root_node
+    root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     cutter = _Cutter(data, params, counter)
     scope = module_name(rel_path)
     if root.child_count:
@@ -110,7 +134,8 @@ def construct_fine_grained_chunks_from_ast(
     else:
         pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
-    return leaves, _syntax_error_lines(root)
+    definitions, facts = FactReader(data, language, scope).read(root, leaves)
+    return Cut(leaves, definitions, facts, _syntax_error_lines(root))
 
 
 def chunk_fallback(
