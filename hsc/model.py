@@ -106,6 +106,31 @@ class LeafFacts:
     uses: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class LeafContext:
+    """What the syntax tree says about one leaf, for the stages after cutting: its names (lexical
+    search) and the definitions it starts or sits inside (a context header)."""
+
+    facts: LeafFacts
+    definitions: tuple[Definition, ...] = ()  # definitions that start in the leaf, in line order
+    enclosing: tuple[Definition, ...] = ()  # definitions that hold the whole leaf, outermost first
+
+
+def leaf_context(
+    facts: LeafFacts, definitions: list[Definition], start_line: int, end_line: int
+) -> LeafContext:
+    """The context of a leaf on lines ``start_line..end_line`` among its file's definitions."""
+    return LeafContext(
+        facts,
+        tuple(d for d in definitions if start_line <= d.start_line <= end_line and d.kind != "file"),
+        tuple(
+            d
+            for d in definitions
+            if d.start_line < start_line and d.end_line >= end_line and d.kind != "file"
+        ),
+    )
+
+
 @dataclass
 class ParsedFile:
     """A file turned into leaves, in document order, with what its syntax tree says.

@@ -416,8 +416,8 @@ class Store:
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for row in self.rows(
-                f"""SELECT l.*, f.path, f.language FROM leaves l JOIN files f ON f.id = l.file_id
-                    WHERE l.id IN ({marks})""",
+                f"""SELECT l.*, f.path, f.language, f.repository_id FROM leaves l
+                    JOIN files f ON f.id = l.file_id WHERE l.id IN ({marks})""",
                 chunk,
             ):
                 found[int(row["id"])] = row

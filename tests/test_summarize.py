@@ -261,7 +261,7 @@ CENT = Decimal("0.01")
 def test_methods_cut_out_of_their_class_are_named_with_it(counter: TiktokenCounter) -> None:
     source = (
         "class Item:\n"
-        "    def with_price(self, new_price: Decimal) -> \"Item\":\n"
+        '    def with_price(self, new_price: Decimal) -> "Item":\n'
         '        """Return a copy with another price."""\n'
         "        return replace(self, unit_price=new_price)\n\n"
         "    def has_tag(self, tag: str) -> bool:\n        return tag in self.tags\n"
