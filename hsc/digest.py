@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hsc.facts import first_sentence
-from hsc.facts import shorten as _shorten
+from hsc.doctext import first_sentence
+from hsc.doctext import shorten as _shorten
 from hsc.model import Definition
 from hsc.parse import module_name
 from hsc.tokens import TokenCounter, trim_to_budget

@@ -316,3 +316,183 @@ def name_text(data: bytes, node: Any) -> str | None:
 
 
 # ------------------------------------------------------- packing and merging
+
+
+# The kind a reader calls each definition node (before "function" becomes "method" inside a type).
+DEFINITION_KINDS = {
+    "function_definition": "function",
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "function_item": "function",
+    "lexical_declaration": "function",
+    "variable_declaration": "function",
+    "method_definition": "method",
+    "method_declaration": "method",
+    "constructor_declaration": "method",
+    "compact_constructor_declaration": "method",
+    "public_field_definition": "method",
+    "field_definition": "method",
+    "method": "function",
+    "singleton_method": "function",
+    "class_definition": "class",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "class": "class",
+    "class_specifier": "class",
+    "record_declaration": "class",
+    "interface_declaration": "interface",
+    "annotation_type_declaration": "interface",
+    "trait_item": "trait",
+    "enum_declaration": "enum",
+    "enum_item": "enum",
+    "enum_specifier": "enum",
+    "struct_item": "struct",
+    "union_item": "struct",
+    "struct_specifier": "struct",
+    "union_specifier": "struct",
+    "type_definition": "struct",
+    "type_alias_declaration": "type",
+    "impl_item": "impl",
+    "mod_item": "module",
+    "module": "module",
+    "internal_module": "module",
+    "namespace_definition": "namespace",
+    "macro_definition": "macro",
+}
+# Kinds whose functions are methods.
+TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
+# Nodes that may hold definitions below them without being one: blocks of statements, conditionals.
+DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
+VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
+ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
+IDENTIFIER_TYPES = (
+    "identifier",
+    "type_identifier",
+    "field_identifier",
+    "property_identifier",
+    "shorthand_property_identifier",
+    "constant",
+    "package_identifier",
+    "namespace_identifier",
+)
+
+
+def _text(data: bytes, node: Any) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def function_value(value: Any) -> Any:
+    """The function a declarator's value is, seen through parentheses and type assertions, or None."""
+    while value is not None and value.type in VALUE_WRAPPERS and value.named_child_count:
+        value = value.named_children[0]
+    return value if value is not None and value.type in FUNCTION_VALUE_TYPES else None
+
+
+def go_type_kind(node: Any) -> str:
+    """struct, interface or type: what a Go ``type`` declaration declares."""
+    spec = next((c for c in node.named_children if c.type in ("type_spec", "type_alias")), None)
+    inner = spec.child_by_field_name("type") if spec is not None else None
+    if inner is not None and inner.type == "struct_type":
+        return "struct"
+    if inner is not None and inner.type == "interface_type":
+        return "interface"
+    return "type"
+
+
+def prototype_name(data: bytes, node: Any, language: str) -> str | None:
+    """Name of a C/C++ function declared without a body (``int f(int);``), else None."""
+    if node.type not in ("declaration", "field_declaration") or language not in ("c", "cpp"):
+        return None
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith("declarator")), None
+        )
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    return _text(data, name_node).split("::")[-1]
+
+
+def import_names(data: bytes, node: Any, language: str) -> list[str]:
+    """What a module-level statement imports: modules, packages, headers, crates, paths."""
+    node_type = node.type
+    if node_type == "import_statement" and language == "python":
+        return [_text(data, c.child_by_field_name("name") or c) for c in node.children_by_field_name("name")]
+    if node_type == "import_from_statement":
+        module = node.child_by_field_name("module_name")
+        name = _text(data, module) if module is not None else ""
+        return [name] if name and name != "__future__" else []
+    if node_type in ("import_statement", "export_statement"):  # JavaScript, TypeScript
+        source = node.child_by_field_name("source")
+        return [_text(data, source).strip("'\"`")] if source is not None else []
+    if node_type == "import_declaration" and language == "go":
+        specs = [c for c in node.named_children if c.type == "import_spec"]
+        for spec_list in (c for c in node.named_children if c.type == "import_spec_list"):
+            specs += [c for c in spec_list.named_children if c.type == "import_spec"]
+        paths = [spec.child_by_field_name("path") for spec in specs]
+        return [_text(data, path).strip('"`') for path in paths if path is not None]
+    if node_type == "import_declaration":  # Java
+        names = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
+        return [_text(data, names[0])] if names else []
+    if node_type == "use_declaration":
+        argument = node.child_by_field_name("argument")
+        while argument is not None and argument.type in (
+            "scoped_use_list",
+            "use_wildcard",
+            "use_as_clause",
+        ):
+            argument = argument.child_by_field_name("path") or (
+                argument.named_children[0] if argument.named_child_count else None
+            )
+        return [_text(data, argument)] if argument is not None else []
+    if node_type == "extern_crate_declaration":
+        name = node.child_by_field_name("name")
+        return [_text(data, name)] if name is not None else []
+    if node_type == "preproc_include":
+        path = node.child_by_field_name("path")
+        return [_text(data, path).strip('<>"')] if path is not None else []
+    if node_type == "call" and language == "ruby":
+        method = node.child_by_field_name("method")
+        arguments = node.child_by_field_name("arguments")
+        if method is None or arguments is None or _text(data, method) not in ("require", "require_relative"):
+            return []
+        strings = [c for c in arguments.named_children if c.type == "string"]
+        return [_text(data, strings[0]).strip("'\"")] if strings else []
+    return []
+
+
+def bound_names(data: bytes, node: Any) -> list[str]:
+    """Names a module-level statement binds: constants and variables, not functions."""
+    node_type = node.type
+    if node_type == "assignment":  # Python, Ruby
+        left = node.child_by_field_name("left")
+        if left is not None and left.type in ("identifier", "constant"):
+            return [_text(data, left)]
+        return []
+    if node_type in ("lexical_declaration", "variable_declaration"):
+        declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+        names = [d.child_by_field_name("name") for d in declarators]
+        return [_text(data, n) for n in names if n is not None and n.type == "identifier"]
+    if node_type in ("var_declaration", "const_declaration"):  # Go
+        specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+        for spec_list in (c for c in node.named_children if c.type.endswith("_spec_list")):
+            specs += [c for c in spec_list.named_children if c.type in ("var_spec", "const_spec")]
+        return [_text(data, n) for spec in specs for n in spec.children_by_field_name("name")]
+    if node_type in ("const_item", "static_item", "preproc_def", "preproc_function_def"):
+        name = node.child_by_field_name("name")
+        return [_text(data, name)] if name is not None else []
+    return []
+
+
+def java_constants(data: bytes, node: Any) -> list[str]:
+    """Names of a Java ``static final`` field declaration."""
+    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    words = _text(data, modifiers).split() if modifiers is not None else []
+    if "static" not in words or "final" not in words:
+        return []
+    declarators = node.children_by_field_name("declarator")
+    names = [declarator.child_by_field_name("name") for declarator in declarators]
+    return [_text(data, name) for name in names if name is not None]

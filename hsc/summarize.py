@@ -30,7 +30,7 @@ import ollama
 
 from hsc.digest import LANGUAGE_NAMES
 from hsc.digest import digest as _digest
-from hsc.facts import shorten as _shorten
+from hsc.doctext import shorten as _shorten
 from hsc.model import Definition, LeafFacts
 from hsc.params import Settings
 from hsc.tokens import TokenCounter, get_counter, trim_to_budget
