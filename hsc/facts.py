@@ -26,6 +26,7 @@ from hsc.grammar import (
     DEFINITION_KINDS,
     DESCEND_SUFFIXES,
     IDENTIFIER_TYPES,
+    LEAF_STATEMENTS,
     TYPE_KINDS,
     WRAPPER_TYPES,
     bound_names,
@@ -100,6 +101,8 @@ class FactReader:
                 self.module_statement(child)
             elif self.language == "java" and child_type == "field_declaration":
                 self._defined_at.extend((child.start_byte, name) for name in java_constants(self.data, child))
+            if child_type in LEAF_STATEMENTS:
+                continue
             if child_type.endswith(DESCEND_SUFFIXES) or child_type.startswith("preproc_"):
                 self.visit(child, scope, parent_kind, top)
 
@@ -312,10 +315,16 @@ class FactReader:
             defines[owner(position)][name] = None
         query = _identifier_query(self.language)
         if query is not None and leaves:
-            data = self.data
-            for node in QueryCursor(query).captures(root).get("name", []):
+            # Captures come in document order: walk the leaves alongside, bisecting only on a jump.
+            ends = [*starts[1:], len(self.data) + 1]
+            index = 0
+            low, high, bucket = starts[0], ends[0], uses[0]
+            for node in QueryCursor(query).captures(root).get("name", ()):
                 start = node.start_byte
-                uses[owner(start)][data[start : node.end_byte]] = None
+                if not low <= start < high:
+                    index = owner(start)
+                    low, high, bucket = starts[index], ends[index], uses[index]
+                bucket[node.text] = None
         return [
             LeafFacts(
                 tuple(imports[i]),

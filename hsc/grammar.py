@@ -362,6 +362,25 @@ DEFINITION_KINDS = {
 # Kinds whose functions are methods.
 TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
 # Nodes that may hold definitions below them without being one: blocks of statements, conditionals.
+# Statements that hold expressions only, never a definition: not worth descending into.
+LEAF_STATEMENTS = frozenset(
+    {
+        "expression_statement",
+        "return_statement",
+        "import_statement",
+        "import_from_statement",
+        "assert_statement",
+        "raise_statement",
+        "pass_statement",
+        "break_statement",
+        "continue_statement",
+        "delete_statement",
+        "global_statement",
+        "nonlocal_statement",
+        "throw_statement",
+        "goto_statement",
+    }
+)
 DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
 VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
 ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})

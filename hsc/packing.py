@@ -81,11 +81,20 @@ class Packer:
         self.minimum = params.minimum_chunk_token_length
         self.newlines = [match.start() for match in _NEWLINE.finditer(data)]
         self._counts: dict[tuple[int, int], int] = {}
+        self._trims: dict[tuple[int, int], tuple[int, int]] = {}
 
     # ----------------------------------------------------------------- ranges
 
     def trim(self, lo: int, hi: int) -> tuple[int, int]:
-        """The range without leading and trailing whitespace; (lo, lo) when blank."""
+        """The range without leading and trailing whitespace; (lo, lo) when blank (remembered:
+        packing asks for the same ranges many times)."""
+        key = (lo, hi)
+        trimmed = self._trims.get(key)
+        if trimmed is None:
+            trimmed = self._trims[key] = self._trim(lo, hi)
+        return trimmed
+
+    def _trim(self, lo: int, hi: int) -> tuple[int, int]:
         match = NON_SPACE.search(self.data, lo, hi)
         if match is None:
             return lo, lo
