@@ -18,7 +18,7 @@ import numpy as np
 from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
-from hsc.model import common_scope
+from hsc.model import LeafContext, LeafFacts, common_scope, leaf_context
 from hsc.params import Parameters, Settings, with_values
 from hsc.parse import module_name
 from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, index_repository
@@ -89,6 +89,7 @@ class NodeView:
     summariser: str | None = None
     summary_model: str | None = None
     text: str = ""
+    context: LeafContext | None = None  # a leaf's facts from the syntax tree (None for groups and files)
 
 
 @dataclass
@@ -436,6 +437,27 @@ class Index:
             summary_model=row["summary_model"],
         )
 
+    def leaf_context(self, leaf_ids: list[str]) -> dict[str, LeafContext]:
+        """Leaf id ("leaf:N") -> what the syntax tree said about it when it was cut: imports,
+        defined and used names, and the definitions it starts or sits inside (signatures and
+        first doc sentences), read from the database without parsing anything again."""
+        numbers = [parse_node_id(leaf_id)[1] for leaf_id in leaf_ids]
+        rows = self.store.leaves_by_id(numbers)
+        facts = self.store.leaf_facts(numbers)
+        definitions: dict[tuple[int, str], list[Any]] = {}
+        contexts: dict[str, LeafContext] = {}
+        for number in numbers:
+            row = rows.get(number)
+            if row is None:
+                continue
+            key = (int(row["repository_id"]), row["path"])
+            if key not in definitions:
+                definitions[key] = self.store.definitions(*key).get(row["path"], [])
+            contexts[f"leaf:{number}"] = leaf_context(
+                facts.get(number, LeafFacts()), definitions[key], row["start_line"], row["end_line"]
+            )
+        return contexts
+
     def _leaf_view(self, row: dict[str, Any], hierarchy_id: int | None) -> NodeView:
         parent = None
         if hierarchy_id is not None:
@@ -454,6 +476,7 @@ class Index:
             parent_id=parent,
             children=[],
             text=row["text"],
+            context=self.leaf_context([f"leaf:{row['id']}"]).get(f"leaf:{row['id']}"),
         )
 
     def node(self, node_id: str, hierarchy_id: int | None = None) -> NodeView:

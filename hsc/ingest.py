@@ -18,7 +18,7 @@ import pathspec
 
 from hsc.model import FileReport, ParsedFile
 from hsc.params import Parameters, Settings
-from hsc.parse import parse_source
+from hsc.parse import cut_file
 from hsc.reading import FileBytes, decode_text, os_reason, read_file_bytes, stored_name
 from hsc.tokens import TokenCounter
 
@@ -265,12 +265,13 @@ def load_file(
         return report("skipped", reason, size, digest)
 
     try:
-        leaves, error_lines = parse_source(source, name_shown, language, params, counter)
+        cut = cut_file(source, name_shown, language, params, counter)
     except Exception as error:  # a chunker bug must not stop a whole repository
         return report("error", f"chunking failed: {type(error).__name__}: {error}", size, digest)
-    if error_lines:
-        notes.insert(0, _syntax_errors(error_lines))
-    return ParsedFile(FileReport(name_shown, language, "indexed", "; ".join(notes), size, digest), leaves)
+    if cut.error_lines:
+        notes.insert(0, _syntax_errors(cut.error_lines))
+    indexed = FileReport(name_shown, language, "indexed", "; ".join(notes), size, digest)
+    return ParsedFile(indexed, cut.leaves, cut.definitions, cut.facts)
 
 
 def _first_long_line(source: str, limit: int) -> tuple[int, int] | None:

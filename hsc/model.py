@@ -78,9 +78,66 @@ class FileReport:
     content_hash: str = ""
 
 
+@dataclass(frozen=True)
+class Definition:
+    """A function, method, type or other named definition, as the syntax tree shows it.
+
+    ``signature`` is the header up to the body as written (whitespace
+    collapsed); ``doc`` the first sentence of its docstring or of the doc
+    comment above it. Kind ``file`` is the file's own description (a module
+    docstring or a leading comment), with an empty signature.
+    """
+
+    kind: str  # function, method, class, struct, interface, trait, enum, type, impl, module, ...
+    name: str
+    scope: str  # qualified: "inventory.pricing.PriceBook.price_of"
+    signature: str
+    doc: str
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True)
+class LeafFacts:
+    """What one leaf imports, the names it defines and the identifiers it uses (sorted)."""
+
+    imports: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LeafContext:
+    """What the syntax tree says about one leaf, for the stages after cutting: its names (lexical
+    search) and the definitions it starts or sits inside (a context header)."""
+
+    facts: LeafFacts
+    definitions: tuple[Definition, ...] = ()  # definitions that start in the leaf, in line order
+    enclosing: tuple[Definition, ...] = ()  # definitions that hold the whole leaf, outermost first
+
+
+def leaf_context(
+    facts: LeafFacts, definitions: list[Definition], start_line: int, end_line: int
+) -> LeafContext:
+    """The context of a leaf on lines ``start_line..end_line`` among its file's definitions."""
+    return LeafContext(
+        facts,
+        tuple(d for d in definitions if start_line <= d.start_line <= end_line and d.kind != "file"),
+        tuple(
+            d
+            for d in definitions
+            if d.start_line < start_line and d.end_line >= end_line and d.kind != "file"
+        ),
+    )
+
+
 @dataclass
 class ParsedFile:
-    """A file turned into leaves, in document order."""
+    """A file turned into leaves, in document order, with what its syntax tree says.
+
+    ``facts`` is parallel to ``leaves``; ``definitions`` are in line order."""
 
     report: FileReport
     leaves: list[Leaf] = field(default_factory=list)
+    definitions: list[Definition] = field(default_factory=list)
+    facts: list[LeafFacts] = field(default_factory=list)

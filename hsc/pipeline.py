@@ -77,7 +77,7 @@ def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes."""
     return (
         f"{params.chunk_key()};tok={settings.tokenizer};"
-        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length}"
+        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=1"
     )
 
 
@@ -252,7 +252,9 @@ def _embed_and_write(
         store.save_vectors(model, dict(zip(missing, vectors)))
         report.leaves_embedded += len(missing)
     for parsed in parsed_files:
-        store.replace_file(repository_id, parsed.report, parsed.leaves, key, model)
+        store.replace_file(
+            repository_id, parsed.report, parsed.leaves, key, model, parsed.definitions, parsed.facts
+        )
         if parsed.report.status == "indexed":
             report.files_parsed += 1
 
@@ -283,50 +285,50 @@ def build_hierarchy(
     files = {row["path"]: row for row in store.files(repository_id)}
     budget = summary_budget(params)
 
-    def leaf_texts(start: int, end: int) -> tuple[list[str], list[str]]:
+    definitions = store.definitions(repository_id)
+    leaf_facts = store.leaf_facts(table.leaf_ids.tolist())
+
+    def request(
+        kind: str, path: str, start: int, end: int, first_line: int, last_line: int
+    ) -> SummaryRequest:
+        """What the summariser gets for leaves ``start..end`` of the table: their text and the
+        stored facts of the syntax tree (no file is parsed again)."""
         ids = table.leaf_ids[start:end].tolist()
-        return [leaf_rows[i]["text"] for i in ids], [leaf_rows[i]["scope"] for i in ids]
+        scopes = [leaf_rows[i]["scope"] for i in ids]
+        facts = [leaf_facts.get(i) for i in ids]
+        return SummaryRequest(
+            kind,
+            path,
+            files[path]["language"] or "text",
+            common_scope(scopes),
+            [leaf_rows[i]["text"] for i in ids],
+            scopes,
+            budget,
+            tuple(d for d in definitions.get(path, []) if first_line <= d.start_line <= last_line),
+            tuple(f for f in facts if f is not None) if all(f is not None for f in facts) else (),
+        )
 
     requests: list[tuple[str, int, SummaryRequest]] = []
     needs = plan.needs_summary
     for ordinal in range(plan.group_count):
         if needs[ordinal]:
             group = plan.group(ordinal)
-            texts, scopes = leaf_texts(group.leaf_start, group.leaf_end)
             path = table.paths[group.file_index]
-            requests.append(
-                (
-                    "mid",
-                    ordinal,
-                    SummaryRequest(
-                        "group",
-                        path,
-                        files[path]["language"] or "text",
-                        common_scope(scopes),
-                        texts,
-                        scopes,
-                        budget,
-                    ),
-                )
+            made_request = request(
+                "group", path, group.leaf_start, group.leaf_end, group.start_line, group.end_line
             )
+            requests.append(("mid", ordinal, made_request))
     for ordinal in range(plan.document_count):
         document = plan.document(ordinal)
-        texts, scopes = leaf_texts(document.leaf_start, document.leaf_end)
-        requests.append(
-            (
-                "top",
-                ordinal,
-                SummaryRequest(
-                    "document",
-                    document.path,
-                    files[document.path]["language"] or "text",
-                    common_scope(scopes),
-                    texts,
-                    scopes,
-                    budget,
-                ),
-            )
+        made_request = request(
+            "document",
+            document.path,
+            document.leaf_start,
+            document.leaf_end,
+            document.start_line,
+            document.end_line,
         )
+        requests.append(("top", ordinal, made_request))
 
     made: dict[tuple[str, int], tuple[str, str, str]] = {}
     for done, (level, ordinal, request) in enumerate(requests, start=1):

@@ -26,7 +26,7 @@ from hsc.dbfile import (
     translated_errors,
 )
 from hsc.hierarchy import LeafTable
-from hsc.model import FileReport, Leaf
+from hsc.model import Definition, FileReport, Leaf, LeafFacts
 
 SCHEMA_VERSION = 1
 
@@ -126,6 +126,24 @@ CREATE TABLE IF NOT EXISTS summaries (
     created_at REAL NOT NULL,
     PRIMARY KEY (summariser, model, content_hash)
 );
+CREATE TABLE IF NOT EXISTS definitions (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    PRIMARY KEY (file_id, ordinal)
+);
+CREATE TABLE IF NOT EXISTS leaf_facts (
+    leaf_id INTEGER PRIMARY KEY REFERENCES leaves(id) ON DELETE CASCADE,
+    imports TEXT NOT NULL,  -- JSON arrays of names
+    defines TEXT NOT NULL,
+    uses TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS queries (
     id INTEGER PRIMARY KEY,
     repository_id INTEGER REFERENCES repositories(id) ON DELETE CASCADE,
@@ -182,6 +200,9 @@ def identify(conn: sqlite3.Connection) -> str:
         return "hsc"  # made before hsc set its application_id
     shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
     return f"foreign: another application's SQLite database (tables: {shown})"
+
+
+DEFINITION_COLUMNS = ["kind", "name", "scope", "signature", "doc", "start_line", "end_line"]
 
 
 def vector_to_blob(vector: np.ndarray) -> bytes:
@@ -361,9 +382,17 @@ class Store:
         return self.rows("SELECT * FROM files WHERE repository_id = ? ORDER BY path", (repository_id,))
 
     def replace_file(
-        self, repository_id: int, report: FileReport, leaves: list[Leaf], chunk_key: str, model: str
+        self,
+        repository_id: int,
+        report: FileReport,
+        leaves: list[Leaf],
+        chunk_key: str,
+        model: str,
+        definitions: Iterable[Definition] = (),
+        facts: Iterable[LeafFacts] = (),
     ) -> None:
-        """Write one file and its leaves atomically, replacing what was there."""
+        """Write one file, its leaves and their facts atomically, replacing what was there.
+        ``facts`` is parallel to ``leaves`` (or empty)."""
         with self.transaction():
             self.conn.execute(
                 """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
@@ -404,6 +433,59 @@ class Store:
                     for ordinal, leaf in enumerate(leaves)
                 ],
             )
+            self._write_facts(file_id, definitions, facts)
+
+    def _write_facts(
+        self, file_id: int, definitions: Iterable[Definition], facts: Iterable[LeafFacts]
+    ) -> None:
+        self.conn.execute("DELETE FROM definitions WHERE file_id = ?", (file_id,))
+        self.conn.executemany(
+            f"INSERT INTO definitions (file_id, ordinal, {', '.join(DEFINITION_COLUMNS)}) "
+            f"VALUES (?, ?, {', '.join('?' * len(DEFINITION_COLUMNS))})",
+            [
+                (file_id, ordinal, *(getattr(definition, c) for c in DEFINITION_COLUMNS))
+                for ordinal, definition in enumerate(definitions)
+            ],
+        )
+        leaf_ids = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM leaves WHERE file_id = ? ORDER BY ordinal", (file_id,)
+            )
+        ]
+        self.conn.executemany(
+            "INSERT INTO leaf_facts (leaf_id, imports, defines, uses) VALUES (?, ?, ?, ?)",
+            [
+                (leaf_id, json.dumps(fact.imports), json.dumps(fact.defines), json.dumps(fact.uses))
+                for leaf_id, fact in zip(leaf_ids, facts)
+            ],
+        )
+
+    def definitions(self, repository_id: int, path: str | None = None) -> dict[str, list[Definition]]:
+        """path -> the file's definitions in line order (one file, or every file of the repository)."""
+        path_filter = " AND f.path = ?" if path is not None else ""
+        found: dict[str, list[Definition]] = {}
+        for row in self.conn.execute(
+            f"""SELECT f.path, {", ".join("d." + c for c in DEFINITION_COLUMNS)}
+                FROM definitions d JOIN files f ON f.id = d.file_id
+                WHERE f.repository_id = ?{path_filter} ORDER BY f.path, d.ordinal""",
+            (repository_id, path) if path is not None else (repository_id,),
+        ):
+            found.setdefault(row[0], []).append(Definition(*row[1:]))
+        return found
+
+    def leaf_facts(self, leaf_ids: Iterable[int]) -> dict[int, LeafFacts]:
+        """leaf id -> its facts (a leaf written before facts were recorded has none)."""
+        ids = list(leaf_ids)
+        found: dict[int, LeafFacts] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT leaf_id, imports, defines, uses FROM leaf_facts WHERE leaf_id IN ({marks})", chunk
+            ):
+                found[int(row[0])] = LeafFacts(*(tuple(json.loads(value)) for value in row[1:]))
+        return found
 
     def delete_files(self, repository_id: int, paths: Iterable[str]) -> None:
         with self.transaction():
@@ -461,8 +543,8 @@ class Store:
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for row in self.rows(
-                f"""SELECT l.*, f.path, f.language FROM leaves l JOIN files f ON f.id = l.file_id
-                    WHERE l.id IN ({marks})""",
+                f"""SELECT l.*, f.path, f.language, f.repository_id FROM leaves l
+                    JOIN files f ON f.id = l.file_id WHERE l.id IN ({marks})""",
                 chunk,
             ):
                 found[int(row["id"])] = row
@@ -706,6 +788,7 @@ class Store:
             "hierarchies",
             "nodes",
             "summaries",
+            "definitions",
             "queries",
         ]
         return {t: int(self.conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]) for t in tables}

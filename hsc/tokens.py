@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Protocol
 
@@ -59,3 +60,36 @@ class TiktokenCounter:
 @lru_cache(maxsize=4)
 def get_counter(name: str = DEFAULT_TOKENIZER) -> TiktokenCounter:
     return TiktokenCounter(name)
+
+
+def trim_to_budget(text: str, budget: int, counter: TokenCounter) -> str:
+    """The longest start of ``text`` within ``budget`` tokens that ends at a line
+    or sentence end, else at a word end (with an ellipsis); a word is cut only
+    when a single word is longer than the budget."""
+    text = text.strip()
+    if budget <= 0 or not text:
+        return ""
+    if counter.count(text) <= budget:
+        return text
+    head = counter.split(text, budget)[0]
+    cut = _last_boundary(head)
+    candidate = head[:cut].rstrip() if cut else ""
+    if not candidate:
+        space = head.rstrip().rfind(" ")
+        candidate = (head[:space].rstrip() + " …") if space > 0 else head.rstrip()
+    # Re-tokenising a shorter string can, rarely, cost one token more at the cut; back off until it fits.
+    while candidate and counter.count(candidate) > budget:
+        space = candidate.rstrip(" …").rfind(" ")
+        candidate = (candidate[:space].rstrip() + " …") if space > 0 else ""
+    return candidate
+
+
+_SENTENCE_END = re.compile(r"[.!?;:](?=\s)|\n")
+
+
+def _last_boundary(head: str) -> int:
+    """Index just past the last line or sentence end in ``head`` that keeps at
+    least half of it, or 0 when there is none that late."""
+    ends = [match.end() for match in _SENTENCE_END.finditer(head + " ")]
+    ends = [end for end in ends if end >= len(head) // 2]
+    return ends[-1] if ends else 0

@@ -104,6 +104,26 @@ def test_walking_the_tree_from_a_leaf(indexed_samples):
         index.node("banana:1")
 
 
+def test_a_leaf_shows_the_facts_its_syntax_tree_gave(indexed_samples):
+    index, root, _ = indexed_samples
+    rid = repo_id(index, root, "inventory_py")
+    rows = [row for row in index.leaves(rid) if row["scope"] == "inventory.pricing.apply_discount"]
+    assert rows
+    leaf = index.node(rows[0]["id"])
+    assert leaf.context is not None
+    [definition] = leaf.context.definitions
+    assert definition.kind == "function" and definition.scope == "inventory.pricing.apply_discount"
+    assert definition.signature.startswith("def apply_discount(") and definition.doc
+    assert "apply_discount" in leaf.context.facts.defines and leaf.context.facts.uses
+    # A method's leaf knows the class it sits in, for a context header; read in one call for many leaves.
+    methods = [row["id"] for row in index.leaves(rid) if row["node_type"] == "function_definition"]
+    contexts = index.leaf_context(methods)
+    assert set(contexts) == set(methods)
+    assert any(d.kind == "class" for context in contexts.values() for d in context.enclosing)
+    group = index.parent(leaf.id)
+    assert group is not None and group.context is None
+
+
 def test_summaries_say_who_made_them(indexed_samples):
     index, root, _ = indexed_samples
     rid = repo_id(index, root, "inventory_py")

@@ -12,7 +12,9 @@ from collections.abc import Iterator
 import ollama
 import pytest
 
-from hsc.params import Settings
+from hsc.model import LeafFacts, common_scope
+from hsc.params import Parameters, Settings
+from hsc.parse import cut_file
 from hsc.summarize import (
     DigestSummarizer,
     OllamaSummarizer,
@@ -119,15 +121,30 @@ func (s *Stack) Pop() (item string, ok bool) {
 ]
 
 
-def python_group(budget: int = 200) -> SummaryRequest:
+def cut_request(kind: str, path: str, language: str, source: str, budget: int) -> SummaryRequest:
+    """A request as the pipeline makes it: the leaves of a real cut and the facts its syntax tree gave."""
+    cut = cut_file(source, path, language, Parameters(), get_counter())
+    scopes = [leaf.scope for leaf in cut.leaves]
     return SummaryRequest(
-        "group", "inventory/pricing.py", "python", "inventory.pricing", PRICING_LEAVES, PRICING_SCOPES, budget
+        kind,
+        path,
+        language,
+        common_scope(scopes),
+        [leaf.text for leaf in cut.leaves],
+        scopes,
+        budget,
+        tuple(cut.definitions),
+        tuple(cut.facts),
     )
 
 
+def python_group(budget: int = 200) -> SummaryRequest:
+    return cut_request("group", "inventory/pricing.py", "python", "\n\n\n".join(PRICING_LEAVES), budget)
+
+
 def go_group(budget: int = 150) -> SummaryRequest:
-    scopes = ["stack.Stack", "stack.New", "stack.Stack.Push", "stack.Stack.Pop"]
-    return SummaryRequest("group", "stack/stack.go", "go", "stack", GO_LEAVES, scopes, budget)
+    source = "package stack\n\n" + "\n\n".join(GO_LEAVES)
+    return cut_request("group", "stack/stack.go", "go", source, budget)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -169,7 +186,7 @@ def test_request_rejects_unknown_kind_and_unparallel_scopes() -> None:
 def test_python_group_digest_has_signatures_docs_and_terms_within_budget(counter: TiktokenCounter) -> None:
     summary = DigestSummarizer(counter).summarise(python_group(400))
     text = summary.text
-    assert (summary.summariser, summary.model, summary.note) == ("digest", "digest-v1", "")
+    assert (summary.summariser, summary.model, summary.note) == ("digest", "digest-v2", "")
     first_line = text.splitlines()[0]
     assert first_line.startswith("Part of inventory/pricing.py (inventory.pricing)")
     assert "3 functions" in first_line and "1 class" in first_line and "3 methods" in first_line
@@ -230,9 +247,8 @@ import logging
 
 CENT = Decimal("0.01")
 '''
-    texts = [module, *PRICING_LEAVES]
-    scopes = ["inventory.pricing", *PRICING_SCOPES]
-    request = dataclasses.replace(python_group(300), kind="document", texts=texts, scopes=scopes)
+    source = "\n\n".join([module, *PRICING_LEAVES])
+    request = cut_request("document", "inventory/pricing.py", "python", source, 300)
     text = DigestSummarizer(counter).summarise(request).text
     lines = text.splitlines()
     assert lines[0].startswith("inventory/pricing.py: Python file, ")
@@ -244,14 +260,29 @@ CENT = Decimal("0.01")
 
 
 def test_methods_cut_out_of_their_class_are_named_with_it(counter: TiktokenCounter) -> None:
-    texts = [
-        'def with_price(self, new_price: Decimal) -> "Item":\n'
+    source = (
+        "class Item:\n"
+        '    def with_price(self, new_price: Decimal) -> "Item":\n'
         '        """Return a copy with another price."""\n'
-        "        return replace(self, unit_price=new_price)",
-        "def has_tag(self, tag: str) -> bool:\n        return tag in self.tags",
-    ]
-    scopes = ["inventory.models.Item.with_price", "inventory.models.Item.has_tag"]
-    request = SummaryRequest("group", "inventory/models.py", "python", "inventory.models", texts, scopes, 100)
+        "        return replace(self, unit_price=new_price)\n\n"
+        "    def has_tag(self, tag: str) -> bool:\n        return tag in self.tags\n"
+    )
+    cut = cut_file(source, "inventory/models.py", "python", Parameters(), counter)
+    methods = tuple(d for d in cut.definitions if d.kind == "method")
+    assert [d.scope for d in methods] == ["inventory.models.Item.with_price", "inventory.models.Item.has_tag"]
+    # A group that holds the methods but not the class header, as when a big class is split.
+    texts = [source.split("\n\n")[0].split("\n", 1)[1], source.split("\n\n")[1]]
+    request = SummaryRequest(
+        "group",
+        "inventory/models.py",
+        "python",
+        "inventory.models",
+        texts,
+        [d.scope for d in methods],
+        100,
+        methods,
+        (LeafFacts(), LeafFacts()),
+    )
     text = DigestSummarizer(counter).summarise(request).text
     with_price = 'def Item.with_price(self, new_price: Decimal) -> "Item"'
     assert f"{with_price} — Return a copy with another price." in text
@@ -451,7 +482,7 @@ Run `inventory report` to print stock levels.
 @pytest.mark.parametrize("language", sorted(LANGUAGE_SAMPLES))
 def test_digest_reads_each_language(counter: TiktokenCounter, language: str) -> None:
     path, source, expected = LANGUAGE_SAMPLES[language]
-    request = SummaryRequest("document", path, language, "m", [source], ["m"], 250)
+    request = cut_request("document", path, language, source, 250)
     text = DigestSummarizer(counter).summarise(request).text
     for fragment in expected:
         assert fragment in text, f"{fragment!r} missing from:\n{text}"
@@ -465,15 +496,8 @@ def test_digest_is_deterministic(counter: TiktokenCounter) -> None:
 
 
 def test_digest_of_statements_only_and_of_empty_text(counter: TiktokenCounter) -> None:
-    statements = SummaryRequest(
-        "group",
-        "app/config.py",
-        "python",
-        "app.config",
-        ["import os\nimport json\n\nDEBUG = os.environ.get('DEBUG') == '1'\nLIMIT = 10"],
-        ["app.config"],
-        80,
-    )
+    source = "import os\nimport json\n\nDEBUG = os.environ.get('DEBUG') == '1'\nLIMIT = 10"
+    statements = cut_request("group", "app/config.py", "python", source, 80)
     text = DigestSummarizer(counter).summarise(statements).text
     assert "statements only" in text.splitlines()[0]
     assert "Uses: os, json" in text and "DEBUG" in text and "LIMIT" in text
@@ -541,7 +565,7 @@ def test_ollama_answer_is_trimmed_to_the_budget(counter: TiktokenCounter) -> Non
 def test_unknown_model_falls_back_with_a_clear_note(fake: FakeOllama, counter: TiktokenCounter) -> None:
     summarizer = ollama_summarizer(fake.url, counter, model="qwen9:404b")
     summary = summarizer.summarise(python_group())
-    assert (summary.summariser, summary.model) == ("digest", "digest-v1")
+    assert (summary.summariser, summary.model) == ("digest", "digest-v2")
     assert summary.text == DigestSummarizer(counter).summarise(python_group()).text
     assert f"Ollama at {fake.url}" in summary.note
     assert 'has no model "qwen9:404b"' in summary.note and "used the embedded digest" in summary.note

@@ -19,7 +19,7 @@ Runner = Callable[[argparse.Namespace], dict[str, Any]]
 
 
 def _chunk(args: argparse.Namespace) -> dict[str, Any]:
-    from hsc.bench.perf import bench_chunk
+    from hsc.bench.chunk import bench_chunk
 
     return bench_chunk(Path(args.path) if args.path else None)
 
@@ -61,7 +61,7 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
 
 
 SUITES: dict[str, tuple[str, Runner]] = {
-    "chunk": ("leaf chunking without embedding (default: the standard library)", _chunk),
+    "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "embed": ("embedding throughput of the default model", _embed),
     "index": ("the whole pipeline on a real folder (--path)", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),

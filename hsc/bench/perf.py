@@ -23,39 +23,6 @@ from hsc.tokens import get_counter
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "sample_repos"
 
 
-def bench_chunk(root: Path | None = None) -> dict[str, Any]:
-    """Leaf chunking without embedding over the standard library's ``Lib/``."""
-    from hsc.ingest import load_file, walk_repository
-
-    root = root or Path(sysconfig.get_paths()["stdlib"])
-    params, settings, counter = Parameters(), Settings(), get_counter()
-    started = time.perf_counter()
-    paths = list(walk_repository(root))
-    files = lines = leaves = 0
-    statuses: dict[str, int] = {}
-    for rel_path in paths:
-        parsed = load_file(root, rel_path, params, settings, counter)
-        statuses[parsed.report.status] = statuses.get(parsed.report.status, 0) + 1
-        if parsed.leaves:
-            files += 1
-            leaves += len(parsed.leaves)
-            lines += max(leaf.end_line for leaf in parsed.leaves)
-    seconds = time.perf_counter() - started
-    return {
-        "suite": "chunk",
-        "root": str(root),
-        "files_seen": len(paths),
-        "files_chunked": files,
-        "statuses": statuses,
-        "lines": lines,
-        "leaves": leaves,
-        "seconds": round(seconds, 2),
-        "files_per_second": round(files / seconds, 1),
-        "lines_per_second": round(lines / seconds),
-        "target": "whole tree under 60 s",
-    }
-
-
 def bench_embed() -> dict[str, Any]:
     """Embedding throughput of the default model on the sample repositories' leaves."""
     from hsc.embed import SentenceTransformerEmbedder

@@ -1,0 +1,335 @@
+"""What a file's syntax tree says about its code, read once while it is cut.
+
+For each definition: kind, name, qualified scope, signature (the header up to
+the body, as written, whitespace collapsed), the first sentence of its doc
+(a docstring, or the doc comment above it found through the grammar's comment
+nodes) and its lines. For each leaf: what it imports, the names it defines
+and the identifiers it uses. The digest summariser, lexical search and a
+leaf's context header read these instead of reading the code again.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from functools import lru_cache
+from typing import Any
+
+from tree_sitter import Query, QueryCursor
+from tree_sitter_language_pack import get_language
+
+from hsc.doctext import LICENCE, clean_signature, comment_lines, doc_sentence
+from hsc.grammar import (
+    ANNOTATION_TYPES,
+    BODY_TYPES,
+    COMMENT_TYPES,
+    CONTAINER_TYPES,
+    DEFINITION_KINDS,
+    DESCEND_SUFFIXES,
+    IDENTIFIER_TYPES,
+    LEAF_STATEMENTS,
+    TYPE_KINDS,
+    WRAPPER_TYPES,
+    bound_names,
+    container_body,
+    describe,
+    first_named_index,
+    function_value,
+    go_type_kind,
+    import_names,
+    is_definition,
+    is_docstring,
+    java_constants,
+    prototype_name,
+    wrapped,
+)
+from hsc.model import Definition, Leaf, LeafFacts
+
+
+def _last_row(node: Any) -> int:
+    """0-based row of the node's last character (a line comment may end at the next row's start)."""
+    row, column = node.end_point
+    return int(row if column > 0 or row == node.start_point[0] else row - 1)
+
+
+@lru_cache(maxsize=32)
+def _identifier_query(language: str) -> Query | None:
+    grammar = get_language(language)  # type: ignore[arg-type]
+    kinds = [kind for kind in IDENTIFIER_TYPES if grammar.id_for_node_kind(kind, True)]
+    if not kinds:
+        return None
+    return Query(grammar, " ".join(f"({kind}) @name" for kind in kinds))
+
+
+class FactReader:
+    """Reads one parsed file's definitions and per-leaf facts."""
+
+    def __init__(self, data: bytes, language: str, module_scope: str) -> None:
+        self.data = data
+        self.language = language
+        self.module_scope = module_scope
+        self.definitions: list[Definition] = []
+        self._defined_at: list[tuple[int, str]] = []  # (byte, name) of definitions and module variables
+        self._imports_at: list[tuple[int, str]] = []
+
+    def text(self, node: Any) -> str:
+        return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+    def read(self, root: Any, leaves: list[Leaf]) -> tuple[list[Definition], list[LeafFacts]]:
+        overview = self.overview(root)
+        if overview:
+            self.definitions.append(overview)
+        self.visit(root, self.module_scope, "", top=True)
+        self.definitions.sort(key=lambda definition: definition.start_line)
+        return self.definitions, self.leaf_facts(root, leaves)
+
+    # -- definitions ------------------------------------------------------------------
+
+    def visit(self, node: Any, scope: str, parent_kind: str, top: bool) -> None:
+        for child in node.named_children:
+            child_type = child.type
+            if child_type in COMMENT_TYPES:
+                continue
+            if is_definition(self.data, child) or self.bound_function(child):
+                self.definition(child, scope, parent_kind)
+                continue
+            prototype = prototype_name(self.data, child, self.language)
+            if prototype is not None:
+                kind = "method" if parent_kind in TYPE_KINDS else "function"
+                self.definitions.append(self._made(child, scope, kind, prototype))
+                continue
+            if top:
+                self.module_statement(child)
+            elif self.language == "java" and child_type == "field_declaration":
+                self._defined_at.extend((child.start_byte, name) for name in java_constants(self.data, child))
+            if child_type in LEAF_STATEMENTS:
+                continue
+            if child_type.endswith(DESCEND_SUFFIXES) or child_type.startswith("preproc_"):
+                self.visit(child, scope, parent_kind, top)
+
+    def definition(self, outer: Any, scope: str, parent_kind: str) -> None:
+        _node_type, name, members = describe(self.data, outer)
+        inner = outer
+        while inner is not None and (inner.type in WRAPPER_TYPES or inner.type == "expression_statement"):
+            inner = wrapped(inner)
+        if inner is None or not name:
+            return
+        kind = DEFINITION_KINDS.get(inner.type, "function" if "function" in inner.type else "definition")
+        if inner.type == "type_declaration":
+            kind = go_type_kind(inner)
+        if kind == "function" and parent_kind in TYPE_KINDS:
+            kind = "method"
+        if inner.type == "method_declaration" and self.language == "go":
+            kind = "method"
+        body = self.body(inner)
+        start = inner if outer.type == "decorated_definition" else outer
+        end = body.start_byte if body is not None else outer.end_byte
+        if body is not None and body.type == "interface_type":
+            end = next((c.start_byte for c in body.children if c.type == "{"), end)
+        signature = self.header(start, self.signature_start(start), end)
+        qualified = f"{scope}.{name}" if scope else name
+        short_name = name.rsplit(".", 1)[-1]
+        doc = self.docstring(body) or self.comment_above(outer)
+        self.definitions.append(
+            Definition(
+                kind,
+                short_name,
+                qualified,
+                signature,
+                doc,
+                outer.start_point[0] + 1,
+                outer.end_point[0] + 1,
+            )
+        )
+        self._defined_at.append((outer.start_byte, short_name))
+        inside = members if members is not None else body
+        if inside is not None:
+            self.visit(inside, qualified, kind, top=False)
+
+    def _made(self, node: Any, scope: str, kind: str, name: str) -> Definition:
+        self._defined_at.append((node.start_byte, name))
+        return Definition(
+            kind,
+            name,
+            f"{scope}.{name}" if scope else name,
+            self.header(node, self.signature_start(node), node.end_byte),
+            self.comment_above(node),
+            node.start_point[0] + 1,
+            node.end_point[0] + 1,
+        )
+
+    def bound_function(self, node: Any) -> bool:
+        """``const f = (( ... ) => ...) as F``: a function value behind parentheses or a type assertion
+        (the cutter keeps such a statement whole; the facts still name the function)."""
+        if node.type not in ("lexical_declaration", "variable_declaration"):
+            return False
+        declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+        return (
+            len(declarators) == 1 and function_value(declarators[0].child_by_field_name("value")) is not None
+        )
+
+    def body(self, inner: Any) -> Any:
+        if inner.type in CONTAINER_TYPES:
+            found = container_body(inner)
+            if found is not None:
+                return found
+        if inner.type in ("lexical_declaration", "variable_declaration"):
+            declarator = next((c for c in inner.named_children if c.type == "variable_declarator"), None)
+            value = (
+                function_value(declarator.child_by_field_name("value")) if declarator is not None else None
+            )
+            return value.child_by_field_name("body") if value is not None else None
+        if inner.type in ("type_alias_declaration", "type_item"):
+            value = inner.child_by_field_name("value") or inner.child_by_field_name("type")
+            short = value is not None and len(" ".join(self.text(inner).split())) <= 120
+            return None if short else value
+        if inner.type in ("public_field_definition", "field_definition"):
+            value = inner.child_by_field_name("value")
+            return value.child_by_field_name("body") if value is not None else None
+        return inner.child_by_field_name("body")
+
+    def header(self, node: Any, start: int, end: int) -> str:
+        """The text from ``start`` to ``end`` without the comments the node holds there, cleaned."""
+        parts = []
+        for child in node.children:
+            if child.type in COMMENT_TYPES and start <= child.start_byte < end:
+                parts.append(self.data[start : child.start_byte])
+                start = child.end_byte
+        parts.append(self.data[start:end])
+        return clean_signature(b" ".join(parts).decode("utf-8", "replace"))
+
+    def signature_start(self, node: Any) -> int:
+        """Where the header starts as a reader would quote it: past decorators,
+        annotations and comments that the node itself holds."""
+        for child in node.children:
+            if child.type in ANNOTATION_TYPES or child.type in COMMENT_TYPES:
+                continue
+            if child.type == "modifiers":
+                for modifier in child.children:
+                    if modifier.type not in ANNOTATION_TYPES and modifier.type not in COMMENT_TYPES:
+                        return int(modifier.start_byte)
+                continue
+            return int(child.start_byte)
+        return int(node.start_byte)
+
+    def docstring(self, body: Any) -> str:
+        """First sentence of a Python docstring opening ``body``."""
+        if self.language != "python" or body is None or not body.child_count:
+            return ""
+        children = body.children
+        index = first_named_index(children)
+        if index < 0 or not is_docstring(children[index]):
+            return ""
+        return self.string_doc(children[index])
+
+    def string_doc(self, node: Any) -> str:
+        while node.type in ("expression_statement", "concatenated_string") and node.named_child_count:
+            node = node.named_children[0]
+        parts = [c for c in node.children if c.type not in ("string_start", "string_end")]
+        if not parts:
+            return ""
+        text = self.data[parts[0].start_byte : parts[-1].end_byte].decode("utf-8", "replace")
+        return doc_sentence([line.strip() for line in text.splitlines()])
+
+    def comment_above(self, node: Any) -> str:
+        """The doc comment directly above ``node`` (no blank line between), past attributes."""
+        line = node.start_point[0]
+        previous = node.prev_sibling
+        if previous is None and node.parent is not None and node.parent.type in BODY_TYPES:
+            previous = node.parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        while previous is not None and previous.type in ANNOTATION_TYPES:
+            line = previous.start_point[0]
+            previous = previous.prev_sibling
+        comments: list[Any] = []
+        while previous is not None and previous.type in COMMENT_TYPES and _last_row(previous) >= line - 1:
+            if _last_row(previous) == line and comments == []:
+                break  # a trailing comment of the line before is not about this definition
+            comments.append(previous)
+            if self.text(previous).startswith("/*"):
+                break
+            line = previous.start_point[0]
+            previous = previous.prev_sibling
+        lines = [text for comment in reversed(comments) for text in comment_lines(self.text(comment))]
+        return doc_sentence(lines)
+
+    def overview(self, root: Any) -> Definition | None:
+        """The file's own description: a module docstring, or a comment block at
+        its start that is neither a licence nor attached to the code below it."""
+        children = [c for c in root.children if not self.text(c).startswith(("#!", "# -*-"))]
+        if not children:
+            return None
+        first = children[0]
+        if self.language == "python" and is_docstring(first):
+            doc = self.string_doc(first)
+            return self._file(doc, first) if doc else None
+        comments = []
+        for child in children:
+            if child.type not in COMMENT_TYPES:
+                break
+            if comments and child.start_point[0] > _last_row(comments[-1]) + 1:
+                break
+            comments.append(child)
+            if self.text(child).startswith("/*"):
+                break
+        if not comments:
+            return None
+        lines = [text for comment in comments for text in comment_lines(self.text(comment))]
+        if LICENCE.search(" ".join(lines)):
+            return None
+        following = comments[-1].next_sibling
+        attached = following is not None and following.start_point[0] <= _last_row(comments[-1]) + 1
+        if attached and following.type not in ("package_clause", "package_declaration"):
+            return None
+        doc = doc_sentence(lines)
+        return self._file(doc, comments[0]) if doc else None
+
+    def _file(self, doc: str, node: Any) -> Definition:
+        name = self.module_scope.rsplit(".", 1)[-1]
+        return Definition(
+            "file", name, self.module_scope, "", doc, node.start_point[0] + 1, node.end_point[0] + 1
+        )
+
+    # -- module statements: imports and variables -------------------------------------
+
+    def module_statement(self, node: Any) -> None:
+        node_type = node.type
+        if node_type == "expression_statement" and node.named_child_count == 1:
+            node = node.named_children[0]
+            node_type = node.type
+        for name in import_names(self.data, node, self.language):
+            self._imports_at.append((node.start_byte, name))
+        for name in bound_names(self.data, node):
+            self._defined_at.append((node.start_byte, name))
+
+    def leaf_facts(self, root: Any, leaves: list[Leaf]) -> list[LeafFacts]:
+        starts = [leaf.start_byte for leaf in leaves]
+        imports: list[dict[str, None]] = [{} for _ in leaves]
+        defines: list[dict[str, None]] = [{} for _ in leaves]
+        uses: list[dict[bytes, None]] = [{} for _ in leaves]
+
+        def owner(position: int) -> int:
+            return max(0, bisect_right(starts, position) - 1)
+
+        for position, name in self._imports_at:
+            imports[owner(position)][name] = None
+        for position, name in self._defined_at:
+            defines[owner(position)][name] = None
+        query = _identifier_query(self.language)
+        if query is not None and leaves:
+            # Captures come in document order: walk the leaves alongside, bisecting only on a jump.
+            ends = [*starts[1:], len(self.data) + 1]
+            index = 0
+            low, high, bucket = starts[0], ends[0], uses[0]
+            for node in QueryCursor(query).captures(root).get("name", ()):
+                start = node.start_byte
+                if not low <= start < high:
+                    index = owner(start)
+                    low, high, bucket = starts[index], ends[index], uses[index]
+                bucket[node.text] = None
+        return [
+            LeafFacts(
+                tuple(imports[i]),
+                tuple(defines[i]),
+                tuple(sorted({name.decode("utf-8", "replace") for name in uses[i]} - set(defines[i]))),
+            )
+            for i in range(len(leaves))
+        ]
