@@ -11,13 +11,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hsc.api import Index, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.params import Parameters, Settings, describe, load_toml, parse_assignments, split_overrides
-from hsc.pipeline import Progress
 from hsc.retrieve import RETRIEVAL_MODES
+
+if TYPE_CHECKING:
+    from hsc.pipeline import Progress
 
 
 def _progress_printer(enabled: bool) -> Any:

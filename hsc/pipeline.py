@@ -84,9 +84,11 @@ def index_repository(
     counter: TokenCounter,
     get_embedder: Callable[[], Embedder],
     progress: ProgressCallback | None = None,
+    vector_key: str | None = None,
 ) -> IndexReport:
     """Bring the store's copy of ``root`` up to date, embedding only leaves
-    whose (model, content hash) is not cached yet.
+    whose (model, content hash) is not cached yet. ``vector_key`` names the
+    encoder in the vector cache (default: the model's name, the torch backend's key).
 
     Files are written one transaction each, after their vectors are saved, so
     a killed run resumes where it stopped: the next run finds those files
@@ -97,7 +99,7 @@ def index_repository(
     root = root.resolve()
     repository_id = store.upsert_repository(str(root), root.name)
     report = IndexReport(repository_id, str(root))
-    model = settings.embedding_model
+    model = vector_key or settings.embedding_model
     key = ingestion_key(params, settings)
 
     progress(Progress("scan", 0, 0, f"scanning {root}"))

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sqlite_utils
 
 from hsc.hierarchy import LeafTable
 from hsc.model import FileReport, Leaf
@@ -171,7 +170,6 @@ class Store:
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
         self.conn.execute("PRAGMA busy_timeout=10000")
-        self.db = sqlite_utils.Database(self.conn)
         self.conn.executescript(SCHEMA)
         self.conn.execute(
             "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
@@ -207,7 +205,9 @@ class Store:
         return int(cursor.lastrowid or 0)
 
     def update_repository(self, repository_id: int, **values: Any) -> None:
-        self.db["repositories"].update(repository_id, values)
+        import sqlite_utils  # here: it imports pandas when present, seconds a cold query need not pay
+
+        sqlite_utils.Database(self.conn)["repositories"].update(repository_id, values)
 
     def repositories(self) -> list[dict[str, Any]]:
         return self.rows(
