@@ -11,6 +11,7 @@ the default model: the fp32 export gives the same vectors as torch.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,16 @@ from hsc.embed import EncoderSpec, OnBatch, embed_longest_first
 
 # ONNX Runtime's execution provider for each device setting.
 PROVIDERS = {"cuda": "CUDAExecutionProvider", "mps": "CoreMLExecutionProvider", "cpu": "CPUExecutionProvider"}
+
+
+def free_cores() -> int:
+    """Cores not busy with other work (from the 1-minute load average), at least one."""
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:
+        return cores
+    return max(1, min(cores, round(cores - busy + 1)))
 
 
 def providers_for(device: str, available: list[str]) -> list[str]:
@@ -58,6 +69,11 @@ class OnnxEmbedder:
         self._tokenizer.enable_padding(pad_id=meta["pad_id"], pad_token=meta["pad_token"])
         options = onnxruntime.SessionOptions()
         options.log_severity_level = 3  # warnings about unused initialisers are noise here
+        # Threads for the cores that are free now, and no busy-waiting between
+        # operators: on 2 shared cores at load 16, 2 spinning threads embedded
+        # 9.5 leaves/s, 2 without spinning 14.9, 1 thread 16.0.
+        options.intra_op_num_threads = free_cores()
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.providers = providers_for(device, onnxruntime.get_available_providers())
         self._session = onnxruntime.InferenceSession(str(model_file), options, providers=self.providers)
 
