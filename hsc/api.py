@@ -296,8 +296,37 @@ class Index:
                 # sizes become the ones the leaves were just cut with.
                 chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
                 saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
-                self.build(report.repository_id, saved, name=row["name"], progress=progress)
+                if self._can_update(row, saved, report, spec.key):
+                    self._update(row, saved, report.changed_paths, progress)
+                else:
+                    self.build(report.repository_id, saved, name=row["name"], progress=progress)
         return report
+
+    # A hierarchy is updated file by file when a few files changed; more than
+    # this many paths rebuild it whole (one SQL statement names them all).
+    MAX_UPDATED_FILES = 500
+
+    def _can_update(self, row: dict[str, Any], params: Parameters, report: IndexReport, key: str) -> bool:
+        """Only the changed files' groups need replacing: the hierarchy was built
+        from these vectors with these chunk sizes, and only some files changed."""
+        if "id" not in row or row["embedding_model"] != key:
+            return False
+        stored = json.loads(row["parameters"])
+        same_chunks = all(stored.get(f) == getattr(params, f) for f in CHUNK_FIELDS)
+        changed = len(report.changed_paths)
+        return same_chunks and 0 < changed <= self.MAX_UPDATED_FILES and changed < report.files_seen
+
+    def _update(
+        self, row: dict[str, Any], params: Parameters, paths: list[str], progress: ProgressCallback | None
+    ) -> None:
+        from hsc.pipeline import update_hierarchy
+
+        repository_id, hierarchy_id = int(row["repository_id"]), int(row["id"])
+        changed = self.store.leaf_table(repository_id, row["embedding_model"], sorted(set(paths)))
+        update_hierarchy(
+            self.store, hierarchy_id, repository_id, changed, paths, params, self.summarizer, progress
+        )
+        self._forget(hierarchy_id)
 
     def files(self, repository_id: int | None = None) -> list[dict[str, Any]]:
         return self.store.files(self._only_repository(repository_id))
