@@ -204,10 +204,16 @@ class Store:
         cursor = self.conn.execute("INSERT INTO repositories (root, name) VALUES (?, ?)", (root, name))
         return int(cursor.lastrowid or 0)
 
-    def update_repository(self, repository_id: int, **values: Any) -> None:
-        import sqlite_utils  # here: it imports pandas when present, seconds a cold query need not pay
+    REPOSITORY_COLUMNS = ("name", "embedding_model", "tokenizer", "chunk_key", "parameters", "indexed_at")
 
-        sqlite_utils.Database(self.conn)["repositories"].update(repository_id, values)
+    def update_repository(self, repository_id: int, **values: Any) -> None:
+        unknown = set(values) - set(self.REPOSITORY_COLUMNS)
+        if unknown:
+            raise ValueError(f"not a repository column: {', '.join(sorted(unknown))}")
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        self.conn.execute(
+            f"UPDATE repositories SET {assignments} WHERE id = ?", (*values.values(), repository_id)
+        )
 
     def repositories(self) -> list[dict[str, Any]]:
         return self.rows(
