@@ -11,21 +11,24 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hsc.dbfile import StoreBusy
-from hsc.embed import Embedder, SentenceTransformerEmbedder
+from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
 from hsc.model import LeafContext, LeafFacts, common_scope, leaf_context
 from hsc.params import Parameters, Settings, with_values
-from hsc.parse import module_name
-from hsc.pipeline import IndexReport, ProgressCallback, build_hierarchy, index_repository
 from hsc.retrieve import RETRIEVAL_MODES, MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
 from hsc.store import Store
-from hsc.summarize import Summarizer, describe_summarizer, fallback_note, make_summarizer
-from hsc.tokens import TokenCounter, get_counter
+
+# Parsing, the pipeline, summarisers and the tokenizer are imported where they
+# are used: a query needs none of them, and a cold query is timed (README).
+if TYPE_CHECKING:
+    from hsc.pipeline import IndexReport, ProgressCallback
+    from hsc.summarize import Summarizer
+    from hsc.tokens import TokenCounter
 
 DEFAULT_HIERARCHY = "default"
 CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
@@ -187,7 +190,12 @@ class Index:
     ) -> None:
         self.store = store
         self.settings = settings or Settings()
-        self._embedder = embedder
+        # One encoder per spec, loaded once per process; a given embedder is
+        # used for every repository (its caller chose it).
+        self._embedders: dict[str, Embedder] = {}
+        self._given_spec = spec_of(embedder) if embedder is not None else None
+        if embedder is not None:
+            self._embedders[spec_of(embedder).key] = embedder
         self._summarizer = summarizer
         self._cache = _Cache()
 
@@ -219,17 +227,43 @@ class Index:
 
     @property
     def counter(self) -> TokenCounter:
+        from hsc.tokens import get_counter
+
         return get_counter(self.settings.tokenizer)
+
+    def encoder_spec(self, repository_id: int | None = None) -> EncoderSpec:
+        """The encoder for a repository (the only one when not given): the
+        settings' backend, or with ``auto`` the one that made its vectors."""
+        if self._given_spec is not None:
+            return self._given_spec
+        if repository_id is None:
+            repositories = self.store.repositories()
+            repository = repositories[0] if len(repositories) == 1 else {}
+        else:
+            repository = self.store.repository(repository_id) or {}
+        return resolve_spec(self.settings, repository.get("embedding_model"))
+
+    def embedder_for(self, spec: EncoderSpec) -> Embedder:
+        if spec.key not in self._embedders:
+            self._embedders[spec.key] = make_embedder(
+                spec, encoder_cache_dir(self.store.path.parent), self.settings.device
+            )
+        return self._embedders[spec.key]
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        """Use an encoder already loaded for its own spec (it is not loaded again)."""
+        self._embedders[spec_of(embedder).key] = embedder
 
     @property
     def embedder(self) -> Embedder:
-        if self._embedder is None:
-            self._embedder = SentenceTransformerEmbedder(self.settings.embedding_model)
-        return self._embedder
+        """The encoder of the only repository, or the one the settings name."""
+        return self.embedder_for(self.encoder_spec())
 
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
+            from hsc.summarize import make_summarizer
+
             self._summarizer = make_summarizer(self.settings, self.counter)
         return self._summarizer
 
@@ -237,6 +271,8 @@ class Index:
         self._summarizer = summarizer
 
     def summariser_description(self) -> str:
+        from hsc.summarize import describe_summarizer
+
         return describe_summarizer(self.summarizer)
 
     # -- repositories ---------------------------------------------------------------
@@ -273,7 +309,10 @@ class Index:
             raise FileNotFoundError(f"no such folder: {root}")
         if not root.is_dir():
             raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
+        from hsc.pipeline import index_repository
+
         params = params or Parameters()
+        spec = self.encoder_spec(self.repository_id(root))
         with self.store.writer("indexing"):
             report = index_repository(
                 self.store,
@@ -281,8 +320,9 @@ class Index:
                 params,
                 self.settings,
                 self.counter,
-                lambda: self.embedder,
+                lambda: self.embedder_for(spec),
                 progress,
+                vector_key=spec.key,
             )
             existing = self.store.hierarchies(report.repository_id)
             first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]
@@ -293,10 +333,39 @@ class Index:
                     # sizes become the ones the leaves were just cut with.
                     chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
                     saved = with_values(Parameters(), {**json.loads(row["parameters"]), **chunking})
-                    built = self.build(report.repository_id, saved, name=row["name"], progress=progress)
-                    notes.append(built["summariser_note"])
+                    if self._can_update(row, saved, report, spec.key):
+                        self._update(row, saved, report.changed_paths, progress)
+                    else:
+                        built = self.build(report.repository_id, saved, name=row["name"], progress=progress)
+                        notes.append(built["summariser_note"])
                 report.summariser_note = next((note for note in notes if note), "")
         return report
+
+    # A hierarchy is updated file by file when a few files changed; more than
+    # this many paths rebuild it whole (one SQL statement names them all).
+    MAX_UPDATED_FILES = 500
+
+    def _can_update(self, row: dict[str, Any], params: Parameters, report: IndexReport, key: str) -> bool:
+        """Only the changed files' groups need replacing: the hierarchy was built
+        from these vectors with these chunk sizes, and only some files changed."""
+        if "id" not in row or row["embedding_model"] != key:
+            return False
+        stored = json.loads(row["parameters"])
+        same_chunks = all(stored.get(f) == getattr(params, f) for f in CHUNK_FIELDS)
+        changed = len(report.changed_paths)
+        return same_chunks and 0 < changed <= self.MAX_UPDATED_FILES and changed < report.files_seen
+
+    def _update(
+        self, row: dict[str, Any], params: Parameters, paths: list[str], progress: ProgressCallback | None
+    ) -> None:
+        from hsc.pipeline import update_hierarchy
+
+        repository_id, hierarchy_id = int(row["repository_id"]), int(row["id"])
+        changed = self.store.leaf_table(repository_id, row["embedding_model"], sorted(set(paths)))
+        update_hierarchy(
+            self.store, hierarchy_id, repository_id, changed, paths, params, self.summarizer, progress
+        )
+        self._forget(hierarchy_id)
 
     def files(self, repository_id: int | None = None) -> list[dict[str, Any]]:
         return self.store.files(self._only_repository(repository_id))
@@ -338,6 +407,8 @@ class Index:
         repository = self.store.repository(repository_id) or {}
         model = repository.get("embedding_model") or self.settings.embedding_model
         old = self.store.hierarchy_by_name(repository_id, name)
+        from hsc.pipeline import build_hierarchy
+
         start_run = getattr(self.summarizer, "start_run", None)
         if start_run is not None:
             start_run()
@@ -355,6 +426,8 @@ class Index:
         if old:
             self._forget(int(old["id"]))
         # Why the summaries are not what the settings asked for ("" when they are): say it once, visibly.
+        from hsc.summarize import fallback_note
+
         return {**self.hierarchy(hierarchy_id), "summariser_note": fallback_note(self.summarizer)}
 
     def _forget(self, hierarchy_id: int) -> None:
@@ -419,6 +492,8 @@ class Index:
         )
 
     def _top_view(self, row: dict[str, Any]) -> NodeView:
+        from hsc.parse import module_name
+
         children = self.store.child_nodes(int(row["id"]))
         return NodeView(
             id=f"top:{row['id']}",
@@ -594,11 +669,14 @@ class Index:
             group_starts = np.zeros(0, dtype=np.int64)
         group_ends = np.append(group_starts[1:], len(table)).astype(np.int64)
         mid_ids = owners[group_starts].tolist()
-        group_vectors = mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
         path = self._hnsw_path(hierarchy_id)
-        dim = group_vectors.shape[1]
+        dim = table.vectors.shape[1] if len(table) else 1
         mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
         if mid_index is None:
+            # Pooled only when the saved index is missing: a cold query skips it.
+            group_vectors = (
+                mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
+            )
             mid_index = MidLevelIndex.build(group_vectors)
             if cache:
                 mid_index.save(path)
@@ -614,8 +692,21 @@ class Index:
             self._cache.loaded[hierarchy_id] = loaded
         return loaded
 
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed([text])[0]
+    def query_encoder(self, repository_id: int | None = None) -> Embedder:
+        """The encoder that made the repository's vectors; a backend named in
+        the settings that did not is an error, not a silent mismatch."""
+        repository_id = self._only_repository(repository_id)
+        spec = self.encoder_spec(repository_id)
+        recorded = (self.store.repository(repository_id) or {}).get("embedding_model")
+        if recorded and recorded != spec.key and self._given_spec is None:
+            raise ValueError(
+                f"this repository's vectors were made by {EncoderSpec.from_key(recorded).describe()}, not "
+                f"{spec.describe()}: query with embedding_backend=auto, or re-index with the new backend"
+            )
+        return self.embedder_for(spec)
+
+    def embed_query(self, text: str, repository_id: int | None = None) -> np.ndarray:
+        return self.query_encoder(repository_id).embed([text])[0]
 
     def query(
         self,
@@ -644,7 +735,7 @@ class Index:
         loaded = self._load(hierarchy_id)
         hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
         started = time.perf_counter()
-        vector = self.embed_query(text)
+        vector = self.embed_query(text, int(hierarchy["repository_id"]))
         embedding_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval([], [], 0), 0.0
         if compare or not flat:

@@ -13,14 +13,16 @@ import os
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.dbfile import explain
 from hsc.params import Parameters, Settings, configure, describe
-from hsc.pipeline import Progress
 from hsc.retrieve import RETRIEVAL_MODES
+
+if TYPE_CHECKING:
+    from hsc.pipeline import Progress
 
 
 def _progress_printer(enabled: bool) -> Any:

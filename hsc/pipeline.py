@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -58,6 +59,8 @@ class IndexReport:
     problems: list[FileReport] = field(default_factory=list)  # skipped and failed files, with reasons
     # Why the summaries of the hierarchies rebuilt in this run are not what was asked for ("" when they are).
     summariser_note: str = ""
+    # Files written again or removed: the only ones whose groups and documents change.
+    changed_paths: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -128,9 +131,11 @@ def index_repository(
     counter: TokenCounter,
     get_embedder: Callable[[], Embedder],
     progress: ProgressCallback | None = None,
+    vector_key: str | None = None,
 ) -> IndexReport:
     """Bring the store's copy of ``root`` up to date, embedding only leaves
-    whose (model, content hash) is not cached yet.
+    whose (model, content hash) is not cached yet. ``vector_key`` names the
+    encoder in the vector cache (default: the model's name, the torch backend's key).
 
     Files are written one transaction each, after their vectors are saved, so
     a killed run resumes where it stopped: the next run finds those files
@@ -141,7 +146,7 @@ def index_repository(
     root = root.resolve()
     repository_id = store.upsert_repository(str(root), root.name)
     report = IndexReport(repository_id, str(root))
-    model = settings.embedding_model
+    model = vector_key or settings.embedding_model
     key = ingestion_key(params, settings)
 
     progress(Progress("scan", 0, 0, f"scanning {root}"))
@@ -202,6 +207,7 @@ def index_repository(
     if gone:
         store.delete_files(repository_id, gone)
         report.files_removed = len(gone)
+        report.changed_paths += gone
     report.leaves = sum(f["leaf_count"] for f in store.files(repository_id))
     store.update_repository(
         repository_id,
@@ -255,6 +261,7 @@ def _embed_and_write(
         store.replace_file(
             repository_id, parsed.report, parsed.leaves, key, model, parsed.definitions, parsed.facts
         )
+        report.changed_paths.append(parsed.report.path)
         if parsed.report.status == "indexed":
             report.files_parsed += 1
 
@@ -265,6 +272,18 @@ def _embed_and_write(
 def summary_budget(params: Parameters) -> int:
     """Summaries are a third of the merged limit, between 64 and 256 tokens."""
     return max(64, min(256, params.maximum_merged_chunk_token_length // 3))
+
+
+@dataclass
+class HierarchyRows:
+    """A planned hierarchy as the store writes it; ``mid[i]["parent"]`` and
+    ``memberships`` (leaf id, mid row) index into these lists."""
+
+    plan: HierarchyPlan
+    mid: list[dict[str, Any]]
+    top: list[dict[str, Any]]
+    memberships: list[tuple[int, int]]
+    counts: dict[str, int]
 
 
 def build_hierarchy(
@@ -278,7 +297,44 @@ def build_hierarchy(
     progress: ProgressCallback | None = None,
 ) -> tuple[int, HierarchyPlan]:
     """Plan the hierarchy, summarise what needs it (cached), and store it."""
-    progress = progress or _ignore
+    rows = plan_rows(store, repository_id, table, params, summarizer, progress or _ignore)
+    hierarchy_id = store.save_hierarchy(
+        repository_id, name, asdict(params), model, rows.counts, rows.mid, rows.top, rows.memberships
+    )
+    return hierarchy_id, rows.plan
+
+
+def update_hierarchy(
+    store: Store,
+    hierarchy_id: int,
+    repository_id: int,
+    changed: LeafTable,
+    changed_paths: list[str],
+    params: Parameters,
+    summarizer: Summarizer,
+    progress: ProgressCallback | None = None,
+) -> HierarchyPlan:
+    """Re-plan only the files in ``changed_paths`` (``changed`` holds their
+    leaves) and swap their groups and documents into the stored hierarchy.
+
+    Exact: boundaries fall at every file edge and smoothing never reaches
+    across one, so a file's groups depend on its own leaves alone."""
+    rows = plan_rows(store, repository_id, changed, params, summarizer, progress or _ignore)
+    store.replace_hierarchy_files(
+        hierarchy_id, repository_id, changed_paths, rows.mid, rows.top, rows.memberships
+    )
+    return rows.plan
+
+
+def plan_rows(
+    store: Store,
+    repository_id: int,
+    table: LeafTable,
+    params: Parameters,
+    summarizer: Summarizer,
+    progress: ProgressCallback,
+) -> HierarchyRows:
+    """Plan the hierarchy of ``table`` and make its rows, with summaries (cached)."""
     plan = plan_hierarchy(table, params)
     progress(Progress("hierarchy", 1, 1, f"{plan.group_count} groups in {plan.document_count} files"))
     leaf_rows = store.leaves_by_id(table.leaf_ids.tolist())
@@ -383,7 +439,4 @@ def build_hierarchy(
         "documents": plan.document_count,
         "topic_boundaries": plan.segmentation.topic_boundary_count,
     }
-    hierarchy_id = store.save_hierarchy(
-        repository_id, name, asdict(params), model, counts, mid_rows, top_rows, memberships
-    )
-    return hierarchy_id, plan
+    return HierarchyRows(plan, mid_rows, top_rows, memberships, counts)

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import sqlite_utils
 
 from hsc.dbfile import (
     StoreError,
@@ -259,7 +258,6 @@ class Store:
             raise StoreError(f"{self.path}: {kind[len('foreign: ') :]}; hsc opens only its own databases")
         if kind == "empty" and not create:
             raise StoreError(f"{self.path}: no hsc index here yet; index a repository into it first")
-        self.db = sqlite_utils.Database(self.conn)
         if self.read_only:
             return
         if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
@@ -354,8 +352,16 @@ class Store:
         cursor = self.conn.execute("INSERT INTO repositories (root, name) VALUES (?, ?)", (root, name))
         return int(cursor.lastrowid or 0)
 
+    REPOSITORY_COLUMNS = ("name", "embedding_model", "tokenizer", "chunk_key", "parameters", "indexed_at")
+
     def update_repository(self, repository_id: int, **values: Any) -> None:
-        self.db["repositories"].update(repository_id, values)
+        unknown = set(values) - set(self.REPOSITORY_COLUMNS)
+        if unknown:
+            raise ValueError(f"not a repository column: {', '.join(sorted(unknown))}")
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        self.conn.execute(
+            f"UPDATE repositories SET {assignments} WHERE id = ?", (*values.values(), repository_id)
+        )
 
     def repositories(self) -> list[dict[str, Any]]:
         return self.rows(
@@ -550,17 +556,19 @@ class Store:
                 found[int(row["id"])] = row
         return found
 
-    def leaf_table(self, repository_id: int, model: str) -> LeafTable:
-        """All leaves of a repository with their vectors, in document order.
+    def leaf_table(self, repository_id: int, model: str, paths: list[str] | None = None) -> LeafTable:
+        """All leaves of a repository (or of the files in ``paths``) with their
+        vectors, in document order.
 
         A leaf whose vector is missing (only possible mid-run) is left out, so
         the table is always consistent."""
+        only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         rows = self.conn.execute(
-            """SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
+            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
                FROM leaves l JOIN files f ON f.id = l.file_id
                JOIN embeddings e ON e.model = ? AND e.content_hash = l.content_hash
-               WHERE f.repository_id = ? ORDER BY f.path, l.ordinal""",
-            (model, repository_id),
+               WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal""",
+            (model, repository_id, *(paths or [])),
         ).fetchall()
         paths: list[str] = []
         file_index = np.empty(len(rows), dtype=np.int32)
@@ -637,39 +645,98 @@ class Store:
                 ).lastrowid
                 or 0
             )
-            node_columns = [
-                "file_id",
-                "start_line",
-                "end_line",
-                "token_count",
-                "leaf_count",
-                "summariser",
-                "summary_model",
-                "summary_hash",
-            ]
-            insert = (
-                f"INSERT INTO nodes (hierarchy_id, level, ordinal, parent_id, {', '.join(node_columns)}) "
-                f"VALUES (?, ?, ?, ?, {', '.join('?' * len(node_columns))})"
-            )
-            top_ids = []
-            for ordinal, top in enumerate(top_rows):
-                values = (hierarchy_id, "top", ordinal, None, *(top.get(c) for c in node_columns))
-                top_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
-            mid_ids = []
-            for ordinal, mid in enumerate(mid_rows):
-                values = (
-                    hierarchy_id,
-                    "mid",
-                    ordinal,
-                    top_ids[mid["parent"]],
-                    *(mid.get(c) for c in node_columns),
-                )
-                mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
+            mid_ids = self._insert_nodes(hierarchy_id, mid_rows, top_rows)
             self.conn.executemany(
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
                 [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
             )
         return hierarchy_id
+
+    def replace_hierarchy_files(
+        self,
+        hierarchy_id: int,
+        repository_id: int,
+        paths: list[str],
+        mid_rows: list[dict[str, Any]],
+        top_rows: list[dict[str, Any]],
+        memberships: list[tuple[int, int]],
+    ) -> None:
+        """Swap the groups and documents of the files in ``paths`` (and of files
+        no longer indexed) for new ones, in one transaction; the hierarchy keeps
+        its id, its ordinals follow document order again and its counts are
+        recounted. Rows are as for :meth:`save_hierarchy`."""
+        marks = ", ".join("?" * len(paths))
+        with self.transaction():
+            stale = [
+                row[0]
+                for row in self.conn.execute(
+                    f"""SELECT n.id FROM nodes n WHERE n.hierarchy_id = ? AND (n.file_id NOT IN
+                           (SELECT id FROM files) OR n.file_id IN
+                           (SELECT id FROM files WHERE repository_id = ? AND path IN ({marks})))""",
+                    (hierarchy_id, repository_id, *paths),
+                )
+            ]
+            self.conn.executemany(
+                "DELETE FROM memberships WHERE hierarchy_id = ? AND node_id = ?",
+                [(hierarchy_id, node_id) for node_id in stale],
+            )
+            self.conn.executemany("DELETE FROM nodes WHERE id = ?", [(node_id,) for node_id in stale])
+            mid_ids = self._insert_nodes(hierarchy_id, mid_rows, top_rows)
+            self.conn.executemany(
+                "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
+                [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
+            )
+            self.conn.execute(
+                """UPDATE nodes SET ordinal = ranked.position FROM (
+                       SELECT n.id, ROW_NUMBER() OVER (PARTITION BY n.level
+                           ORDER BY f.path, n.start_line, n.id) - 1 AS position
+                       FROM nodes n JOIN files f ON f.id = n.file_id WHERE n.hierarchy_id = ?) AS ranked
+                   WHERE nodes.id = ranked.id""",
+                (hierarchy_id,),
+            )
+            self.conn.execute(
+                """UPDATE hierarchies SET created_at = ?,
+                       leaf_count = (SELECT COUNT(*) FROM memberships WHERE hierarchy_id = ?),
+                       group_count = (SELECT COUNT(*) FROM nodes WHERE hierarchy_id = ? AND level = 'mid'),
+                       document_count = (SELECT COUNT(*) FROM nodes WHERE hierarchy_id = ? AND level = 'top')
+                   WHERE id = ?""",
+                (time.time(), hierarchy_id, hierarchy_id, hierarchy_id, hierarchy_id),
+            )
+            # Every file's groups are its document's plus one per topic boundary inside it.
+            self.conn.execute(
+                "UPDATE hierarchies SET topic_boundaries = group_count - document_count WHERE id = ?",
+                (hierarchy_id,),
+            )
+
+    NODE_COLUMNS = (
+        "file_id",
+        "start_line",
+        "end_line",
+        "token_count",
+        "leaf_count",
+        "summariser",
+        "summary_model",
+        "summary_hash",
+    )
+
+    def _insert_nodes(
+        self, hierarchy_id: int, mid_rows: list[dict[str, Any]], top_rows: list[dict[str, Any]]
+    ) -> list[int]:
+        """Insert documents, then groups under them; the groups' new ids, in order."""
+        columns = self.NODE_COLUMNS
+        insert = (
+            f"INSERT INTO nodes (hierarchy_id, level, ordinal, parent_id, {', '.join(columns)}) "
+            f"VALUES (?, ?, ?, ?, {', '.join('?' * len(columns))})"
+        )
+        top_ids = []
+        for ordinal, top in enumerate(top_rows):
+            values = (hierarchy_id, "top", ordinal, None, *(top.get(c) for c in columns))
+            top_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
+        mid_ids = []
+        for ordinal, mid in enumerate(mid_rows):
+            values = (hierarchy_id, "mid", ordinal, top_ids[mid["parent"]], *(mid.get(c) for c in columns))
+            mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
+        return mid_ids
 
     def hierarchies(self, repository_id: int) -> list[dict[str, Any]]:
         return self.rows("SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,))

@@ -25,9 +25,6 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import httpx
-import ollama
-
 from hsc.digest import LANGUAGE_NAMES
 from hsc.digest import digest as _digest
 from hsc.doctext import shorten as _shorten
@@ -204,6 +201,11 @@ class _Failure:
 
 def _failure(error: BaseException, model: str, timeout: float) -> _Failure:
     """What went wrong with a request to Ollama, in words a user can act on."""
+    # The client libraries are imported where Ollama is used: an index or a
+    # query with the digest summariser never pays their ~0.3 s (seconds under load).
+    import httpx
+    import ollama
+
     if isinstance(error, ollama.ResponseError):
         message = _shorten(" ".join(str(error.error).split()), 160)
         if error.status_code == 404 and "model" in message and "not found" in message:
@@ -265,6 +267,9 @@ class OllamaSummarizer:
         self.timeout = timeout
         self.counter = counter
         self.fallback = fallback
+        import httpx
+        import ollama
+
         # Connecting should be quick even when generating is slow, so a dead address fails fast.
         timeouts = httpx.Timeout(timeout, connect=min(timeout, 5.0))
         self._client = ollama.Client(host=self.host, timeout=timeouts)
@@ -352,6 +357,9 @@ class _Probe:
 
 
 def _probe(host: str, timeout: float) -> _Probe:
+    import httpx
+    import ollama
+
     base = normalise_host(host)
     try:
         with ollama.Client(host=base, timeout=timeout) as client:

@@ -11,6 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# One ONNX export for every database the tests make (and the CLI subprocesses they run).
+os.environ.setdefault("HSC_ENCODER_DIR", str(ROOT / ".pytest_cache" / "hsc-encoders"))
 
 SAMPLE_REPOS = ROOT / "sample_repos"
 

@@ -25,13 +25,13 @@ def _chunk(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _embed(args: argparse.Namespace) -> dict[str, Any]:
-    from hsc.bench.perf import bench_embed
+    from hsc.bench.encoders import bench_embed
 
-    return bench_embed()
+    return bench_embed(Path(args.path) if args.path else None, limit=args.leaves or 480)
 
 
 def _index(args: argparse.Namespace) -> dict[str, Any]:
-    from hsc.bench.perf import bench_index
+    from hsc.bench.indexing import bench_index
 
     return bench_index(Path(args.path) if args.path else None)
 
@@ -62,8 +62,8 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
 
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
-    "embed": ("embedding throughput of the default model", _embed),
-    "index": ("the whole pipeline on a real folder (--path)", _index),
+    "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
+    "index": ("the whole pipeline on a real folder (--path), seed's torch path vs the default", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
@@ -76,8 +76,13 @@ PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=["perf", *SUITES], nargs="?", default="perf")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
-    parser.add_argument("--path", help="folder to measure (index: default the stdlib's email package)")
+    parser.add_argument(
+        "--leaves",
+        type=int,
+        default=None,
+        help="synthetic leaf count (hierarchy/query), leaves sampled (embed)",
+    )
+    parser.add_argument("--path", help="folder to measure (embed, index: default the stdlib's email package)")
 
 
 def _format(result: dict[str, Any]) -> str:
@@ -85,6 +90,14 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.samples import format_samples
 
         return format_samples(result)
+    if result["suite"] == "embed":
+        from hsc.bench.encoders import format_embed
+
+        return format_embed(result)
+    if result["suite"] == "index":
+        from hsc.bench.indexing import format_index
+
+        return format_index(result)
     return f"{result['suite']}: " + ", ".join(f"{k}={v}" for k, v in result.items() if k != "suite")
 
 

@@ -7,7 +7,6 @@ says what it measured and on what, so a run can be compared with another.
 
 from __future__ import annotations
 
-import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -16,71 +15,10 @@ import numpy as np
 
 from hsc.embed import normalise
 from hsc.hierarchy import LeafTable, mean_pool, plan_hierarchy
-from hsc.params import Parameters, Settings
+from hsc.params import Parameters
 from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
-from hsc.tokens import get_counter
 
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "sample_repos"
-
-
-def bench_embed() -> dict[str, Any]:
-    """Embedding throughput of the default model on the sample repositories' leaves."""
-    from hsc.embed import SentenceTransformerEmbedder
-    from hsc.ingest import load_file, walk_repository
-
-    params, settings, counter = Parameters(), Settings(), get_counter()
-    texts = []
-    for repo in sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir()):
-        for rel_path in walk_repository(repo):
-            texts += [
-                leaf.embedding_text for leaf in load_file(repo, rel_path, params, settings, counter).leaves
-            ]
-    started = time.perf_counter()
-    embedder = SentenceTransformerEmbedder(settings.embedding_model)
-    load_seconds = time.perf_counter() - started
-    embedder.embed(texts[:8])  # warm-up
-    started = time.perf_counter()
-    embedder.embed(texts, batch_size=params.embedding_batch_size)
-    seconds = time.perf_counter() - started
-    return {
-        "suite": "embed",
-        "model": settings.embedding_model,
-        "leaves": len(texts),
-        "mean_tokens": round(float(np.mean([counter.count(t) for t in texts])), 1),
-        "batch_size": params.embedding_batch_size,
-        "load_seconds": round(load_seconds, 2),
-        "seconds": round(seconds, 2),
-        "leaves_per_second": round(len(texts) / seconds, 1),
-    }
-
-
-def bench_index(path: Path | None = None) -> dict[str, Any]:
-    """The whole pipeline on a real folder (default: the standard library's
-    ``email`` package) into a fresh database, then again with nothing changed."""
-    import tempfile
-
-    from hsc.api import Index
-
-    root = path or Path(sysconfig.get_paths()["stdlib"]) / "email"
-    with tempfile.TemporaryDirectory() as folder, Index.open(Path(folder) / "bench.db") as index:
-        started = time.perf_counter()
-        first = index.index(root)
-        seconds = time.perf_counter() - started
-        started = time.perf_counter()
-        again = index.index(root)
-        unchanged_seconds = time.perf_counter() - started
-        hierarchy = index.hierarchies(first.repository_id)[0]
-    return {
-        "suite": "index",
-        "root": str(root),
-        "files": first.files_seen,
-        "leaves": first.leaves,
-        "groups": hierarchy["group_count"],
-        "seconds_with_model_load": round(seconds, 1),
-        "leaves_per_second": round(first.leaves / seconds, 1),
-        "reindex_unchanged_seconds": round(unchanged_seconds, 2),
-        "reindex_leaves_embedded": again.leaves_embedded,
-    }
 
 
 def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:

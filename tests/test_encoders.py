@@ -1,0 +1,131 @@
+"""The encoder backends: the same model under torch and ONNX Runtime, each
+with its own vectors in the cache, and a cold query that never imports torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT, SAMPLE_REPOS
+
+from hsc.api import Index
+from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
+from hsc.onnx_embed import providers_for
+from hsc.params import Settings
+
+
+@pytest.fixture(scope="module")
+def sample_texts():
+    from hsc.ingest import load_file, walk_repository
+    from hsc.params import Parameters
+    from hsc.tokens import get_counter
+
+    repo = SAMPLE_REPOS / "inventory_py"
+    texts = []
+    for rel_path in walk_repository(repo):
+        texts += [
+            leaf.embedding_text
+            for leaf in load_file(repo, rel_path, Parameters(), Settings(), get_counter()).leaves
+        ]
+    return texts
+
+
+@pytest.fixture(scope="module")
+def onnx_embedders(tmp_path_factory):
+    cache = encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
+    return {
+        backend: make_embedder(resolve_spec(Settings(embedding_backend=backend), None), cache, "cpu")
+        for backend in ("onnx", "onnx-int8")
+    }
+
+
+def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(embedder, onnx_embedders, sample_texts):
+    reference = embedder.embed(sample_texts)
+    fp32 = onnx_embedders["onnx"].embed(sample_texts, batch_size=7)
+    assert fp32.shape == reference.shape
+    assert np.einsum("ij,ij->i", fp32, reference).min() > 0.9999
+    int8 = onnx_embedders["onnx-int8"].embed(sample_texts)
+    agreement = np.einsum("ij,ij->i", int8, reference)
+    assert agreement.mean() > 0.95 and agreement.min() > 0.8  # int8 weights, 128 word pieces
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+
+
+def test_every_spec_has_its_own_cache_key():
+    torch_spec = resolve_spec(Settings(embedding_backend="torch"), None)
+    assert torch_spec.key == "all-MiniLM-L6-v2"  # the seed's key: existing caches stay valid
+    keys = {resolve_spec(Settings(embedding_backend=b), None).key for b in ("torch", "onnx", "onnx-int8")}
+    assert len(keys) == 3
+    for key in keys | {resolve_spec(Settings(embedding_backend="torch", embedding_max_tokens=64), None).key}:
+        assert EncoderSpec.from_key(key).key == key
+    assert resolve_spec(Settings(), None).backend == DEFAULT_BACKEND
+    # auto keeps the backend that made a repository's vectors; a named one wins.
+    assert resolve_spec(Settings(), "all-MiniLM-L6-v2") == torch_spec
+    assert resolve_spec(Settings(embedding_backend="onnx"), "all-MiniLM-L6-v2").backend == "onnx"
+    with pytest.raises(ValueError, match="unknown embedding_backend"):
+        resolve_spec(Settings(embedding_backend="tpu"), None)
+
+
+def test_a_device_this_runtime_lacks_is_a_clear_error():
+    import onnxruntime
+
+    available = onnxruntime.get_available_providers()
+    assert providers_for("auto", available)[-1] == "CPUExecutionProvider"
+    if "CUDAExecutionProvider" not in available:
+        with pytest.raises(RuntimeError, match="device=cuda needs"):
+            providers_for("cuda", available)
+
+
+def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, embedder, onnx_embedders):
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
+    with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="onnx-int8")) as index:
+        index.use_embedder(onnx_embedders["onnx-int8"])
+        first = index.index(repo)
+        key = index.repositories()[0]["embedding_model"]
+        assert EncoderSpec.from_key(key).backend == "onnx-int8"
+        hit = index.query("apply a percentage discount to a price").results[0]
+        assert hit.scope.endswith("apply_discount")
+    # A torch run on the same database: 'auto' keeps the recorded backend ...
+    with Index.open(tmp_path / "index.db", settings=Settings()) as index:
+        index.use_embedder(onnx_embedders["onnx-int8"])
+        assert index.index(repo).leaves_embedded == 0
+        assert index.query("apply a percentage discount to a price").results[0].scope == hit.scope
+    # ... a named other backend will not query vectors it did not make ...
+    with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="torch")) as index:
+        with pytest.raises(ValueError, match="vectors were made by"):
+            index.query("apply a percentage discount")
+        index.use_embedder(embedder)
+        # ... and indexing with it re-embeds everything, under its own key.
+        again = index.index(repo)
+        assert again.leaves_embedded == first.leaves_embedded > 0
+        assert index.repositories()[0]["embedding_model"] == "all-MiniLM-L6-v2"
+        assert index.stats()["tables"]["embeddings"] == 2 * first.leaves_embedded
+
+
+def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedders):
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
+    database = tmp_path / "index.db"
+    with Index.open(database, settings=Settings(embedding_backend="onnx-int8")) as index:
+        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.index(repo)
+    program = (
+        "import sys, json\n"
+        "from hsc.cli import main\n"
+        f"code = main(['query', 'apply a discount', '--db', {str(database)!r}, '--json'])\n"
+        "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
+        "print(json.dumps({'code': code, 'heavy': heavy}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}  # the tests' shared HSC_ENCODER_DIR: no export here
+    done = subprocess.run(
+        [sys.executable, "-c", program], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.strip().splitlines()
+    assert json.loads(lines[0])["results"][0]["scope"].endswith("discount")
+    assert json.loads(lines[-1]) == {"code": 0, "heavy": []}
