@@ -54,6 +54,24 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     return bench_samples()
 
 
+def _quality(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.params import parse_assignments
+    from hsc.quality.report import write_run
+    from hsc.quality.sweep import Options, run_quality
+
+    options = Options(
+        path=Path(args.path) if args.path else None,
+        queries=args.queries,
+        seed=args.seed,
+        out=Path(args.out),
+        overrides=parse_assignments(args.set or []),
+        sweep=not args.no_sweep,
+    )
+    result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
+    result["files"] = write_run(result, Path(args.out) / "run", png=not args.no_png)
+    return result
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking without embedding (default: the standard library)", _chunk),
     "embed": ("embedding throughput of the default model", _embed),
@@ -61,6 +79,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
+    "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
@@ -70,10 +89,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=["perf", *SUITES], nargs="?", default="perf")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
-    parser.add_argument("--path", help="folder to measure (index: default the stdlib's email package)")
+    parser.add_argument(
+        "--path", help="folder to measure (index: the stdlib's email package; quality: stdlib packages)"
+    )
+    parser.add_argument(
+        "--queries", type=int, default=None, help="quality: draw this many queries (default all)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="quality: seed of the query draw")
+    parser.add_argument("--out", default=".hsc/quality", help="quality: corpus, index database and results")
+    parser.add_argument(
+        "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
+    )
+    parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
+    parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
 
 
 def _format(result: dict[str, Any]) -> str:
+    if result["suite"] == "quality":
+        from hsc.quality.report import format_table
+
+        return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
     if result["suite"] == "samples":
         from hsc.bench.samples import format_samples
 
