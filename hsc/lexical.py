@@ -33,6 +33,11 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def term_text(text: str) -> str:
+    """What the FTS5 table stores for a leaf: its terms, space-separated."""
+    return " ".join(terms(text))
+
+
 def match_expression(text: str) -> str:
     """An FTS5 query matching any of the text's terms ("" when it has none)."""
     return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(text)))

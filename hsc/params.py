@@ -54,6 +54,28 @@ class Parameters:
         "'threshold': the seed's rule, every pair below the threshold is a boundary.",
         "hierarchy",
     )
+    # Retrieval beyond the seed (hsc.retrieve.TwoStageRetriever); each is off at
+    # its seed value, and the figures that chose the defaults are in the README.
+    stage1_leaf_budget: int = _p(
+        0,
+        "Stage 1 takes the nearest groups until they hold at least this many leaves (never fewer than "
+        "mid_level_top_k groups); 0 = exactly mid_level_top_k groups, the seed's rule.",
+        "query",
+    )
+    group_score_weight: float = _p(
+        0.0,
+        "Stage 2 ranks a leaf by its cosine plus this times its group's stage-1 score (0 = seed).",
+        "query",
+    )
+    lexical_weight: float = _p(
+        0.1,
+        "Hybrid modes: a leaf's score is its cosine plus this times its BM25 score (identifier-split "
+        "terms) divided by the best BM25 score of the query.",
+        "query",
+    )
+    lexical_candidates: int = _p(
+        50, "Hybrid modes: the best BM25 leaves, added to stage 2's candidates and fused.", "query"
+    )
 
     def __post_init__(self) -> None:
         problems = []
@@ -71,6 +93,10 @@ class Parameters:
             problems.append("maximum_merged_chunk_token_length must be >= 1")
         if self.mid_level_top_k < 1 or self.leaf_level_top_k < 1:
             problems.append("mid_level_top_k and leaf_level_top_k must be >= 1")
+        if self.stage1_leaf_budget < 0 or self.lexical_candidates < 0:
+            problems.append("stage1_leaf_budget and lexical_candidates must be >= 0")
+        if self.group_score_weight < 0 or self.lexical_weight < 0:
+            problems.append("group_score_weight and lexical_weight must be >= 0")
         if self.boundary_rule not in ("valley", "threshold"):
             problems.append("boundary_rule must be 'valley' or 'threshold'")
         if problems:

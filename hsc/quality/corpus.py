@@ -250,8 +250,13 @@ def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | Non
             for node, doc in functions:
                 start, end = node.start_point[0] + 1, node.end_point[0] + 1
                 sentence = first_sentence(doc)
+                function_name = _name(node)
+                if function_name and sentence.startswith(function_name + " "):
+                    sentence = sentence[
+                        len(function_name) + 1 :
+                    ]  # Go's "Name does ...": not the answer's name
                 if end - start + 1 >= MIN_LINES and _usable(sentence):
-                    targets.append(Target(sentence, out_path, start, end, _name(node)))
+                    targets.append(Target(sentence, out_path, start, end, function_name))
     targets.sort(key=lambda t: (t.path, t.start_line))
     functions_seen = len(targets)
     # One query per sentence: a sentence shared by several functions has no single answer.

@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from hsc.embed import Embedder
 from hsc.hierarchy import HierarchyPlan, plan_hierarchy
+from hsc.lexical import term_text
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
 from hsc.quality.corpus import Target, is_hit
@@ -34,7 +36,6 @@ from hsc.quality.systems import (
     contextual_texts,
     describe,
     group_texts,
-    leaf_terms,
 )
 from hsc.tokens import get_counter
 
@@ -63,7 +64,8 @@ class Prepared:
     corpus_info: dict[str, Any]
 
 
-def prepare(options: Options, report: Report = print) -> Prepared:
+def prepare(options: Options, report: Report = print, embedder: Embedder | None = None) -> Prepared:
+    """``embedder``: a model already loaded (default: the settings' model)."""
     from hsc.api import Index
 
     params, settings = split_overrides(dict(options.overrides), Parameters(), Settings())
@@ -78,7 +80,7 @@ def prepare(options: Options, report: Report = print) -> Prepared:
     built = corpus_module.build_corpus(sources, root, options.queries, options.seed)
     if not built.targets:
         raise ValueError(f"no usable docstrings or doc comments in {name}")
-    index = Index.open(options.out / "index.db", settings)
+    index = Index.open(options.out / "index.db", settings, embedder=embedder)
     started = time.perf_counter()
     indexed = index.index(root, params, progress=_progress(report))
     index_seconds = time.perf_counter() - started
@@ -86,7 +88,7 @@ def prepare(options: Options, report: Report = print) -> Prepared:
     table = index.leaf_table(repository_id)
     text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
     texts = [text_of[int(i)] for i in table.leaf_ids]
-    index.store.sync_leaf_terms(repository_id, leaf_terms)
+    index.store.sync_leaf_terms(repository_id, term_text)
     model = (index.store.repository(repository_id) or {}).get("embedding_model") or settings.embedding_model
     embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
     corpus = Corpus(table, texts, index.store, repository_id, embed)
@@ -266,8 +268,8 @@ def _knobs(params: Parameters) -> dict[str, Any]:
     }
 
 
-def run_quality(options: Options, report: Report = print) -> dict[str, Any]:
-    prepared = prepare(options, report)
+def run_quality(options: Options, report: Report = print, embedder: Embedder | None = None) -> dict[str, Any]:
+    prepared = prepare(options, report, embedder)
     table = []
     for system, build_seconds, stats in main_systems(prepared, report):
         row = evaluate(system, prepared)

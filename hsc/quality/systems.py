@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hsc.hierarchy import HierarchyPlan, LeafTable
-from hsc.lexical import match_expression, terms
+from hsc.lexical import match_expression
 from hsc.model import common_scope, content_hash
 from hsc.parse import module_name
 from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search, top_k
@@ -277,10 +277,6 @@ def contextual_texts(paths: list[str], scopes: list[str], texts: list[str], reac
         header = f"file {path}; near {', '.join(dict.fromkeys(names))}"
         out.append(f"{header}\n{scope}\n{text}")
     return out
-
-
-def leaf_terms(text: str) -> str:
-    return " ".join(terms(text))
 
 
 def describe(system: Any) -> dict[str, Any]:
