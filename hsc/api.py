@@ -7,6 +7,7 @@ The command line and the app call only this. It keeps the expensive things
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -584,7 +585,7 @@ class Index:
                 vector,
                 params.mid_level_top_k,
                 params.leaf_level_top_k,
-                params.stage1_leaf_budget,
+                math.ceil(params.stage1_leaf_share * len(loaded.table)),
                 params.group_score_weight,
                 lexical,
                 params.lexical_weight,

@@ -56,10 +56,10 @@ class Parameters:
     )
     # Retrieval beyond the seed (hsc.retrieve.TwoStageRetriever); each is off at
     # its seed value, and the figures that chose the defaults are in the README.
-    stage1_leaf_budget: int = _p(
-        0,
-        "Stage 1 takes the nearest groups until they hold at least this many leaves (never fewer than "
-        "mid_level_top_k groups); 0 = exactly mid_level_top_k groups, the seed's rule.",
+    stage1_leaf_share: float = _p(
+        0.0,
+        "Stage 1 takes the nearest groups until they hold at least this share of all leaves (never "
+        "fewer than mid_level_top_k groups); 0 = exactly mid_level_top_k groups, the seed's rule.",
         "query",
     )
     group_score_weight: float = _p(
@@ -93,8 +93,10 @@ class Parameters:
             problems.append("maximum_merged_chunk_token_length must be >= 1")
         if self.mid_level_top_k < 1 or self.leaf_level_top_k < 1:
             problems.append("mid_level_top_k and leaf_level_top_k must be >= 1")
-        if self.stage1_leaf_budget < 0 or self.lexical_candidates < 0:
-            problems.append("stage1_leaf_budget and lexical_candidates must be >= 0")
+        if not 0.0 <= self.stage1_leaf_share <= 1.0:
+            problems.append("stage1_leaf_share must be between 0 and 1")
+        if self.lexical_candidates < 0:
+            problems.append("lexical_candidates must be >= 0")
         if self.group_score_weight < 0 or self.lexical_weight < 0:
             problems.append("group_score_weight and lexical_weight must be >= 0")
         if self.boundary_rule not in ("valley", "threshold"):

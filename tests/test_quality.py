@@ -152,3 +152,34 @@ def test_systems_rank_the_index_leaves_and_the_sweep_writes_its_files(tmp_path, 
     saved = json.loads(Path(files["json"]).read_text())
     assert len(saved["sweep"]) > len(saved["systems"])
     assert len(Path(files["sweep_csv"]).read_text().splitlines()) == len(saved["sweep"]) + 1
+
+
+def test_identifier_terms_keep_the_joined_form_and_its_parts():
+    from hsc.lexical import terms
+
+    assert terms("parseHTTPHeader(x_value)") == [
+        "parsehttpheader",
+        "parse",
+        "http",
+        "header",
+        "xvalue",
+        "x",
+        "value",
+    ]
+
+
+def test_hybrid_modes_rank_by_dense_and_bm25(indexed_samples):
+    from hsc.retrieve import RETRIEVAL_MODES
+
+    index, root, _ = indexed_samples
+    repository_id = index.repository_id(root / "inventory_py")
+    leaf_ids = {row["id"] for row in index.leaves(repository_id, with_text=False)}
+    for mode in ("hybrid", "hybrid-flat"):
+        assert mode in RETRIEVAL_MODES
+        response = index.query("apply a discount to a price", repository_id, mode=mode, record=False)
+        assert response.mode == mode and response.results
+        assert {r.leaf_id for r in response.results} <= leaf_ids
+        assert response.results[0].scope.endswith("apply_discount")
+    # BM25 alone decides a query made of a name the model has never seen in that form.
+    found = index.store.lexical_search(repository_id, '"applydiscount"', 5)
+    assert found and index.node(f"leaf:{found[0][0]}").scope.endswith("apply_discount")

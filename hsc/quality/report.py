@@ -99,7 +99,7 @@ def _label(row: dict[str, Any]) -> str:
         "similarity_drop_threshold",
         "smoothing_window_size",
         "mid_level_top_k",
-        "leaf_budget",
+        "leaf_share",
         "group_weight",
         "lexical_weight",
     )

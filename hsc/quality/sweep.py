@@ -8,6 +8,7 @@ is numpy over the cached vectors (plus SQLite's FTS5 for BM25).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import statistics
 import time
 from collections.abc import Callable, Iterable
@@ -158,14 +159,14 @@ def main_systems(
     corpus, params = prepared.corpus, prepared.params
     plan = plan_hierarchy(corpus.table, params)
     stats = group_stats(plan)
-    k, budget = params.mid_level_top_k, max(1, len(corpus.table) // 10)
+    k, share = params.mid_level_top_k, params.stage1_leaf_share or 0.1
     report("token windows (embedding once, then cached)")
     yield (*_timed(lambda: TokenWindows(corpus, prepared.files, get_counter())), {})
     yield (*_timed(lambda: Flat(corpus)), {})
     yield (*_timed(lambda: HnswLeaves(corpus)), {})
     yield (*_timed(lambda: TwoStage(corpus, plan, k)), stats)
     yield (*_timed(lambda: CollapsedTree(corpus, plan)), stats)
-    yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage+budget", leaf_budget=budget)), stats)
+    yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage+share", share)), stats)
     yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage+group-score", group_weight=0.25)), stats)
     report("group vectors from group text (embedding once, then cached)")
     yield (
@@ -183,7 +184,7 @@ def main_systems(
     yield (*_timed(lambda: Flat(corpus, 0.1, "hybrid-flat")), {})
     yield (*_timed(lambda: TwoStage(corpus, plan, k, "hybrid", lexical_weight=0.1)), stats)
     yield (
-        *_timed(lambda: TwoStage(corpus, plan, k, "hybrid+budget", leaf_budget=budget, lexical_weight=0.1)),
+        *_timed(lambda: TwoStage(corpus, plan, k, "hybrid+share", share, lexical_weight=0.1)),
         stats,
     )
     report("contextual leaf vectors (embedding once, then cached)")
@@ -212,48 +213,45 @@ def contextual_corpus(corpus: Corpus) -> Corpus:
 
 
 # The sweep's grid: the seed's three hierarchy knobs, then each variant's own.
-THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
+THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 WINDOWS = (1, 3, 5)
-MID_LEVEL_TOP_KS = (5, 10, 20, 40)
-LEAF_BUDGET_SHARES = (0.05, 0.1, 0.15, 0.25)
+MID_LEVEL_TOP_KS = (5, 10, 20, 40, 80)
+RULES = ("valley", "threshold")
+LEAF_SHARES = (0.05, 0.1, 0.15, 0.25)
 GROUP_WEIGHTS = (0.1, 0.25, 0.5)
 LEXICAL_WEIGHTS = (0.05, 0.1, 0.2)
 
 
 def sweep(prepared: Prepared, report: Report = print) -> list[dict[str, Any]]:
-    """Two-stage over threshold x window x mid_level_top_k, then each variant's knob
-    at the run's own hierarchy parameters. One row per configuration."""
-    corpus, base, n = prepared.corpus, prepared.params, len(prepared.corpus.table)
+    """Two-stage over boundary rule x threshold x window x (mid_level_top_k, or a
+    stage-1 leaf share), then the fusion variants' knobs at the run's own
+    hierarchy parameters. One row per configuration."""
+    corpus, base = prepared.corpus, prepared.params
     rows = []
-    for threshold in THRESHOLDS:
-        for window in WINDOWS:
-            params = dataclasses.replace(
-                base, similarity_drop_threshold=threshold, smoothing_window_size=window
-            )
-            plan = plan_hierarchy(corpus.table, params)
-            stats = group_stats(plan)
-            for k in MID_LEVEL_TOP_KS:
-                row = evaluate(TwoStage(corpus, plan, k), prepared)
-                rows.append({**_knobs(params), **stats, **row})
-        report(f"sweep: threshold {threshold} done")
+    for rule, threshold, window in itertools.product(RULES, THRESHOLDS, WINDOWS):
+        params = dataclasses.replace(
+            base, similarity_drop_threshold=threshold, smoothing_window_size=window, boundary_rule=rule
+        )
+        plan = plan_hierarchy(corpus.table, params)
+        stats = group_stats(plan)
+        systems = [TwoStage(corpus, plan, k) for k in MID_LEVEL_TOP_KS]
+        systems += [
+            TwoStage(corpus, plan, base.mid_level_top_k, "two-stage+share", share) for share in LEAF_SHARES
+        ]
+        for system in systems:
+            rows.append({**_knobs(params), **stats, **evaluate(system, prepared)})
+        report(f"sweep: {rule} {threshold} {window} done")
     plan = plan_hierarchy(corpus.table, base)
     stats = group_stats(plan)
+    k = base.mid_level_top_k
     variants: list[System] = []
-    for share in LEAF_BUDGET_SHARES:
-        budget = max(1, int(n * share))
-        variants.append(TwoStage(corpus, plan, base.mid_level_top_k, "two-stage+budget", leaf_budget=budget))
-        variants.append(
-            TwoStage(
-                corpus, plan, base.mid_level_top_k, "hybrid+budget", leaf_budget=budget, lexical_weight=0.1
-            )
-        )
+    for share in LEAF_SHARES:
+        variants.append(TwoStage(corpus, plan, k, "hybrid+share", share, lexical_weight=0.1))
     for weight in GROUP_WEIGHTS:
-        variants.append(
-            TwoStage(corpus, plan, base.mid_level_top_k, "two-stage+group-score", group_weight=weight)
-        )
+        variants.append(TwoStage(corpus, plan, k, "two-stage+group-score", group_weight=weight))
     for weight in LEXICAL_WEIGHTS:
         variants.append(Flat(corpus, weight, "hybrid-flat"))
-        variants.append(TwoStage(corpus, plan, base.mid_level_top_k, "hybrid", lexical_weight=weight))
+        variants.append(TwoStage(corpus, plan, k, "hybrid", lexical_weight=weight))
     for system in variants:
         rows.append({**_knobs(base), **stats, **evaluate(system, prepared)})
     report("sweep: variants done")

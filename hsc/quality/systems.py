@@ -9,6 +9,7 @@ texts) are embedded once and cached in the index database by content hash.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -176,7 +177,7 @@ def token_windows(source: str, counter: TokenCounter, size: int, overlap: int) -
 
 
 class TwoStage:
-    """(d) the seed's two stages and (f) its variants: a leaf budget for stage 1,
+    """(d) the seed's two stages and (f) its variants: a leaf share for stage 1,
     the group's score fused into the leaf's, group vectors from elsewhere, BM25."""
 
     def __init__(
@@ -185,13 +186,14 @@ class TwoStage:
         plan: HierarchyPlan,
         mid_level_top_k: int,
         name: str = "two-stage",
-        leaf_budget: int = 0,
+        leaf_share: float = 0.0,
         group_weight: float = 0.0,
         lexical_weight: float = 0.0,
         group_vectors: np.ndarray | None = None,
     ) -> None:
         self.name, self.corpus, self.units = name, corpus, corpus.leaf_units
-        self.mid_level_top_k, self.leaf_budget = mid_level_top_k, leaf_budget
+        self.mid_level_top_k, self.leaf_share = mid_level_top_k, leaf_share
+        self.leaf_budget = math.ceil(leaf_share * len(corpus.table))
         self.group_weight, self.lexical_weight = group_weight, lexical_weight
         vectors = plan.group_vectors if group_vectors is None else group_vectors
         self.retriever = TwoStageRetriever(
@@ -281,5 +283,5 @@ def contextual_texts(paths: list[str], scopes: list[str], texts: list[str], reac
 
 def describe(system: Any) -> dict[str, Any]:
     """The knobs of a system, for tables."""
-    keys = ("mid_level_top_k", "leaf_budget", "group_weight", "lexical_weight")
+    keys = ("mid_level_top_k", "leaf_share", "group_weight", "lexical_weight")
     return {key: getattr(system, key) for key in keys if hasattr(system, key)}
