@@ -10,6 +10,7 @@ texts) are embedded once and cached in the index database by content hash.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -49,6 +50,7 @@ class Ranking:
     rows: list[int]  # rows of the system's units, best first
     scored: int  # units whose score was computed exactly
     groups: list[int] = field(default_factory=list)  # stage-1 group ordinals, when there is a stage 1
+    lexical_ms: float = 0.0  # the BM25 look-up's own time (it is cached across systems)
 
 
 class System(Protocol):
@@ -69,15 +71,24 @@ class Corpus:
     embed_texts: Callable[[list[str]], np.ndarray]
     leaf_units: Units = field(init=False)
     row_of_leaf: dict[int, int] = field(init=False)
+    _lexical_cache: dict[tuple[str, int], tuple[dict[int, float], float]] = field(init=False)
 
     def __post_init__(self) -> None:
         self.leaf_units = Units.of_leaves(self.table)
         self.row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(self.table.leaf_ids)}
+        self._lexical_cache = {}
 
-    def lexical(self, text: str, limit: int = LEXICAL_CANDIDATES) -> dict[int, float]:
-        """Leaf row -> BM25 score of the best ``limit`` leaves."""
-        found = self.store.lexical_search(self.repository_id, match_expression(text), limit)
-        return {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
+    def lexical(self, text: str, limit: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], float]:
+        """Leaf row -> BM25 score of the best ``limit`` leaves, and the look-up's time
+        in ms. Memoised: every hybrid system asks the same questions, and the
+        time of the first look-up is handed back each time, so latencies stay honest."""
+        key = (text, limit)
+        if key not in self._lexical_cache:
+            started = time.perf_counter()
+            found = self.store.lexical_search(self.repository_id, match_expression(text), limit)
+            rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
+            self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)
+        return self._lexical_cache[key]
 
 
 def cached_embedder(store: Store, embed: Callable[[list[str]], np.ndarray], model: str) -> Callable:
@@ -111,9 +122,9 @@ class Flat:
         self.vectors = corpus.table.vectors
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
-        lexical = self.corpus.lexical(text) if self.lexical_weight else None
+        lexical, lexical_ms = self.corpus.lexical(text) if self.lexical_weight else (None, 0.0)
         found = flat_search(self.vectors, vector, k, lexical, self.lexical_weight)
-        return Ranking([h.row for h in found.leaves], found.leaves_compared)
+        return Ranking([h.row for h in found.leaves], found.leaves_compared, lexical_ms=lexical_ms)
 
 
 class HnswLeaves:
@@ -201,7 +212,7 @@ class TwoStage:
         )
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
-        lexical = self.corpus.lexical(text) if self.lexical_weight else None
+        lexical, lexical_ms = self.corpus.lexical(text) if self.lexical_weight else (None, 0.0)
         found = self.retriever.search(
             vector,
             self.mid_level_top_k,
