@@ -85,7 +85,12 @@ def frontier_figure(result: dict[str, Any], current: dict[str, Any] | None = Non
     figure.update_layout(
         title=f"Recall@10 against leaves scored: {corpus.get('source', '')}, "
         f"{corpus.get('queries', '?')} queries, {corpus.get('leaves', '?')} leaves",
-        xaxis={"title": "share of leaves scored per query", "type": "log", "tickformat": ".0%"},
+        xaxis={
+            "title": "share of leaves scored per query",
+            "type": "log",
+            "tickformat": ".1%",
+            "tickvals": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1],
+        },
         yaxis={"title": "Recall@10"},
         width=1100,
         height=700,
