@@ -222,9 +222,8 @@ class TwoStage:
             lexical,
             self.lexical_weight,
         )
-        return Ranking(
-            [h.row for h in found.leaves], found.leaves_compared, [g.ordinal for g in found.groups]
-        )
+        groups = [g.ordinal for g in found.groups]
+        return Ranking([h.row for h in found.leaves], found.leaves_compared, groups, lexical_ms)
 
 
 class CollapsedTree:
