@@ -7,6 +7,7 @@ The command line and the app call only this. It keeps the expensive things
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -18,9 +19,17 @@ import numpy as np
 from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
 from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
+from hsc.lexical import match_expression, term_text
 from hsc.model import LeafContext, LeafFacts, common_scope, leaf_context
 from hsc.params import Parameters, Settings, with_values
-from hsc.retrieve import RETRIEVAL_MODES, MidLevelIndex, Retrieval, TwoStageRetriever, flat_search
+from hsc.retrieve import (
+    LEXICAL_MODES,
+    RETRIEVAL_MODES,
+    MidLevelIndex,
+    Retrieval,
+    TwoStageRetriever,
+    flat_search,
+)
 from hsc.store import Store
 
 # Parsing, the pipeline, summarisers and the tokenizer are imported where they
@@ -170,6 +179,7 @@ class _Loaded:
     group_ends: np.ndarray
     mid_ids: list[int]
     retriever: TwoStageRetriever
+    row_of_leaf: dict[int, int] | None = None  # set when the lexical terms are in place
 
 
 @dataclass
@@ -727,7 +737,7 @@ class Index:
         mode = mode or ("flat" if flat else "two-stage")
         if mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
-        flat = mode == "flat"
+        flat = mode in ("flat", "hybrid-flat")
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
         hierarchy = self.hierarchy(hierarchy_id)
@@ -737,16 +747,30 @@ class Index:
         started = time.perf_counter()
         vector = self.embed_query(text, int(hierarchy["repository_id"]))
         embedding_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
+        lexical_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval([], [], 0), 0.0
         if compare or not flat:
             started = time.perf_counter()
-            staged = loaded.retriever.search(vector, params.mid_level_top_k, params.leaf_level_top_k)
-            staged_ms = (time.perf_counter() - started) * 1000
+            staged = loaded.retriever.search(
+                vector,
+                params.mid_level_top_k,
+                params.leaf_level_top_k,
+                math.ceil(params.stage1_leaf_share * len(loaded.table)),
+                params.group_score_weight,
+                lexical,
+                params.lexical_weight,
+            )
+            staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         exact, flat_ms = Retrieval([], [], len(loaded.table)), 0.0
         if compare or flat:
+            # The flat ranking of the same family: fused with BM25 in the hybrid modes.
             started = time.perf_counter()
-            exact = flat_search(loaded.table.vectors, vector, params.leaf_level_top_k)
-            flat_ms = (time.perf_counter() - started) * 1000
+            exact = flat_search(
+                loaded.table.vectors, vector, params.leaf_level_top_k, lexical, params.lexical_weight
+            )
+            flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
         nodes = {
             mid_id: self.store.node(mid_id) for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
@@ -799,6 +823,18 @@ class Index:
                 rows,
             )
         return response
+
+    def _lexical(
+        self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters
+    ) -> dict[int, float]:
+        """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves
+        (the terms table is brought up to date on the first hybrid query)."""
+        repository_id = int(hierarchy["repository_id"])
+        if loaded.row_of_leaf is None:
+            self.store.sync_leaf_terms(repository_id, term_text)
+            loaded.row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(loaded.table.leaf_ids)}
+        found = self.store.lexical_search(repository_id, match_expression(text), params.lexical_candidates)
+        return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 
     def _results(self, loaded: _Loaded, retrieval: Retrieval, mids: dict[int, NodeView]) -> list[QueryResult]:
         leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]

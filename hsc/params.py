@@ -145,6 +145,39 @@ class Parameters:
         "hierarchy",
         choices=BOUNDARY_RULES,
     )
+    # Retrieval beyond the seed (hsc.retrieve.TwoStageRetriever); 0 gives the seed's
+    # behaviour, and the figures that chose the defaults are in the README.
+    stage1_leaf_share: float = _p(
+        0.2,
+        "Stage 1 takes the nearest groups until they hold at least this share of all leaves (never "
+        "fewer than mid_level_top_k groups); 0 = exactly mid_level_top_k groups, the seed's rule. "
+        "Chosen with `bench quality` (README, Retrieval quality).",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    group_score_weight: float = _p(
+        0.0,
+        "Stage 2 ranks a leaf by its cosine plus this times its group's stage-1 score (0 = seed).",
+        "query",
+        minimum=0.0,
+        maximum=10.0,
+    )
+    lexical_weight: float = _p(
+        0.1,
+        "Hybrid modes: a leaf's score is its cosine plus this times its BM25 score (identifier-split "
+        "terms) divided by the best BM25 score of the query.",
+        "query",
+        minimum=0.0,
+        maximum=10.0,
+    )
+    lexical_candidates: int = _p(
+        50,
+        "Hybrid modes: the best BM25 leaves, added to stage 2's candidates and fused.",
+        "query",
+        minimum=0,
+        maximum=10_000,
+    )
 
     def __post_init__(self) -> None:
         check_fields(self)

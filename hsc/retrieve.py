@@ -15,9 +15,13 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
-# What ``Index.query(mode=...)`` accepts: the seed's two stages, and the exact
-# search over every leaf that they are judged by.
-RETRIEVAL_MODES = ("two-stage", "flat")
+from hsc.lexical import fuse
+
+# What ``Index.query(mode=...)`` accepts: the seed's two stages, the exact
+# search over every leaf that they are judged by, and each fused with BM25
+# over identifier-split leaf text (see hsc.lexical).
+RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
+LEXICAL_MODES = ("hybrid", "hybrid-flat")
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ class MidLevelIndex:
         self._index.save_index(str(temporary))
         temporary.replace(path)  # never leave a half-written index behind
 
+    def vector(self, ordinal: int) -> np.ndarray:
+        return np.asarray(self._index.get_items([ordinal])[0], dtype=np.float32)
+
     def search(self, query: np.ndarray, k: int) -> list[GroupHit]:
         k = min(k, self.count)
         if k <= 0:
@@ -101,6 +108,15 @@ class MidLevelIndex:
 
 
 class TwoStageRetriever:
+    """Stage 1 picks groups, stage 2 scores only their leaves.
+
+    Beyond the seed (each off by default, see :class:`hsc.params.Parameters`):
+    ``leaf_budget`` widens stage 1 until its groups hold that many leaves;
+    ``group_weight`` adds the group's stage-1 score to each leaf's; ``lexical``
+    (leaf row -> BM25 score) adds its best leaves to the candidates and fuses
+    its scores with the dense ones.
+    """
+
     def __init__(
         self,
         leaf_vectors: np.ndarray,
@@ -112,33 +128,77 @@ class TwoStageRetriever:
         self.group_starts = group_starts
         self.group_ends = group_ends
         self.mid_index = mid_index
+        self.group_sizes = group_ends - group_starts
+        self.group_of_row = np.repeat(np.arange(len(group_starts)), self.group_sizes)
 
-    def search(self, query: np.ndarray, mid_level_top_k: int, leaf_level_top_k: int) -> Retrieval:
-        groups = self.mid_index.search(query, mid_level_top_k)
+    def stage_one(self, query: np.ndarray, mid_level_top_k: int, leaf_budget: int = 0) -> list[GroupHit]:
+        """The ``mid_level_top_k`` nearest groups, or with a ``leaf_budget`` the
+        nearest groups until they hold that many leaves (never fewer groups)."""
+        if leaf_budget <= 0:
+            return self.mid_index.search(query, mid_level_top_k)
+        # Ask for about as many groups as the budget needs, and more if they fall short.
+        k = max(mid_level_top_k, int(2 * leaf_budget / max(float(np.mean(self.group_sizes)), 1.0)))
+        while True:
+            groups = self.mid_index.search(query, k)
+            held = np.cumsum(self.group_sizes[[g.ordinal for g in groups]])
+            enough = np.flatnonzero(held >= leaf_budget)
+            if len(enough) or k >= self.mid_index.count:
+                keep = int(enough[0]) + 1 if len(enough) else len(groups)
+                return groups[: max(keep, mid_level_top_k)]
+            k *= 2
+
+    def search(
+        self,
+        query: np.ndarray,
+        mid_level_top_k: int,
+        leaf_level_top_k: int,
+        leaf_budget: int = 0,
+        group_weight: float = 0.0,
+        lexical: dict[int, float] | None = None,
+        lexical_weight: float = 0.0,
+    ) -> Retrieval:
+        groups = self.stage_one(query, mid_level_top_k, leaf_budget)
         if not groups:
             return Retrieval([], [], 0)
+        group_score = {g.ordinal: g.score for g in groups}
         rows = np.concatenate(
             [np.arange(self.group_starts[g.ordinal], self.group_ends[g.ordinal]) for g in groups]
         )
-        owner = np.concatenate(
-            [
-                np.full(self.group_ends[g.ordinal] - self.group_starts[g.ordinal], i)
-                for i, g in enumerate(groups)
-            ]
-        )
+        if lexical:
+            extra = np.array(sorted(set(lexical) - set(rows.tolist())), dtype=np.int64)
+            rows = np.concatenate([rows, extra])
+            for ordinal in {int(self.group_of_row[r]) for r in extra} - set(group_score):
+                # A group stage 1 did not pick: its score is its mean vector's, as stage 1 would give.
+                group_score[ordinal] = float(self.mid_index.vector(ordinal) @ query)
+        owners = self.group_of_row[rows]
         scores = self.leaf_vectors[rows] @ query
+        owner_scores = np.array([group_score[int(o)] for o in owners], dtype=np.float32)
+        if group_weight:
+            scores = scores + group_weight * owner_scores
+        if lexical:
+            scores = fuse(scores, np.array([lexical.get(int(r), 0.0) for r in rows]), lexical_weight)
         best = top_k(scores, leaf_level_top_k)
         leaves = [
-            LeafHit(int(rows[i]), float(scores[i]), groups[owner[i]].ordinal, groups[owner[i]].score)
-            for i in best
+            LeafHit(int(rows[i]), float(scores[i]), int(owners[i]), float(owner_scores[i])) for i in best
         ]
         return Retrieval(groups, leaves, int(len(rows)))
 
 
-def flat_search(leaf_vectors: np.ndarray, query: np.ndarray, k: int) -> Retrieval:
-    """Exact cosine over every leaf: the baseline two-stage retrieval is judged by."""
+def flat_search(
+    leaf_vectors: np.ndarray,
+    query: np.ndarray,
+    k: int,
+    lexical: dict[int, float] | None = None,
+    lexical_weight: float = 0.0,
+) -> Retrieval:
+    """Exact cosine over every leaf: the baseline two-stage retrieval is judged by
+    (with ``lexical``, fused with BM25 as in :meth:`TwoStageRetriever.search`)."""
     if len(leaf_vectors) == 0:
         return Retrieval([], [], 0)
     scores = leaf_vectors @ query
+    if lexical:
+        bm25 = np.zeros(len(scores), dtype=np.float32)
+        bm25[list(lexical)] = list(lexical.values())
+        scores = fuse(scores, bm25, lexical_weight)
     leaves = [LeafHit(int(i), float(scores[i]), -1, float("nan")) for i in top_k(scores, k)]
     return Retrieval([], leaves, int(len(leaf_vectors)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -162,6 +162,8 @@ CREATE TABLE IF NOT EXISTS query_results (
     score REAL NOT NULL,
     PRIMARY KEY (query_id, stage, rank)
 );
+-- Identifier-split terms of each leaf (rowid = leaf id) for BM25; filled on first use.
+CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
 
 LEAF_COLUMNS = [
@@ -800,6 +802,39 @@ class Store:
             "SELECT node_id FROM memberships WHERE hierarchy_id = ? AND leaf_id = ?", (hierarchy_id, leaf_id)
         )
         return int(found["node_id"]) if found else None
+
+    # -- lexical search -------------------------------------------------------------
+
+    def sync_leaf_terms(self, repository_id: int, terms_of: Callable[[str], str]) -> int:
+        """Give every leaf of the repository its row of terms (``terms_of(scope + text)``)
+        and drop rows of leaves that are gone; returns the number added. One transaction."""
+        missing = self.conn.execute(
+            """SELECT l.id, l.scope, l.text FROM leaves l JOIN files f ON f.id = l.file_id
+               WHERE f.repository_id = ? AND l.id NOT IN (SELECT rowid FROM leaf_terms)""",
+            (repository_id,),
+        ).fetchall()
+        with self.transaction():
+            self.conn.execute("DELETE FROM leaf_terms WHERE rowid NOT IN (SELECT id FROM leaves)")
+            self.conn.executemany(
+                "INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)",
+                [(row[0], terms_of(f"{row[1]}\n{row[2]}")) for row in missing],
+            )
+        return len(missing)
+
+    def lexical_search(self, repository_id: int, match: str, limit: int) -> list[tuple[int, float]]:
+        """(leaf id, BM25 score, higher is better) of the repository's best
+        ``limit`` leaves for an FTS5 ``match`` expression."""
+        if not match:
+            return []
+        rows = self.conn.execute(
+            # A join, not "rowid IN (subquery)": the subquery form took seconds per query.
+            """SELECT leaf_terms.rowid, -bm25(leaf_terms) FROM leaf_terms
+               JOIN leaves l ON l.id = leaf_terms.rowid JOIN files f ON f.id = l.file_id
+               WHERE leaf_terms MATCH ? AND f.repository_id = ?
+               ORDER BY bm25(leaf_terms) LIMIT ?""",
+            (match, repository_id, limit),
+        ).fetchall()
+        return [(int(row[0]), float(row[1])) for row in rows]
 
     # -- queries --------------------------------------------------------------------
 

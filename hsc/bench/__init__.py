@@ -60,6 +60,24 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
     return bench_fresh(Path(args.path) if args.path else None)
 
 
+def _quality(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.params import parse_assignments
+    from hsc.quality.report import write_run
+    from hsc.quality.sweep import Options, run_quality
+
+    options = Options(
+        path=Path(args.path) if args.path else None,
+        queries=args.queries,
+        seed=args.seed,
+        out=Path(args.out),
+        overrides=parse_assignments(args.set or []),
+        sweep=not args.no_sweep,
+    )
+    result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
+    result["files"] = write_run(result, Path(args.out) / "run", png=not args.no_png)
+    return result
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
@@ -68,6 +86,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
+    "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
@@ -82,10 +101,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="synthetic leaf count (hierarchy/query), leaves sampled (embed)",
     )
-    parser.add_argument("--path", help="folder to measure (embed, index: default the stdlib's email package)")
+    parser.add_argument(
+        "--path",
+        help="folder to measure (embed, index: the stdlib's email package; quality: stdlib packages)",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=None, help="quality: draw this many queries (default all)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="quality: seed of the query draw")
+    parser.add_argument("--out", default=".hsc/quality", help="quality: corpus, index database and results")
+    parser.add_argument(
+        "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
+    )
+    parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
+    parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
 
 
 def _format(result: dict[str, Any]) -> str:
+    if result["suite"] == "quality":
+        from hsc.quality.report import format_table
+
+        return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
     if result["suite"] == "samples":
         from hsc.bench.samples import format_samples
 

@@ -1,0 +1,52 @@
+"""Lexical matching for hybrid retrieval: identifier-aware terms and score fusion.
+
+Code names words in identifiers, so a leaf's terms are its words with every
+identifier also split at ``_`` and camelCase humps, the joined form kept
+(``parseHTTPHeader`` -> ``parsehttpheader parse http header``). SQLite's FTS5
+ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search`);
+:func:`fuse` adds a small share of that ranking to the dense scores.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# Measured on held-out code: 0.1 x max-normalised BM25 added to the cosine
+# gave the best Recall@10 of 0.1 / 0.2 / 0.3 and reciprocal rank fusion.
+DEFAULT_LEXICAL_WEIGHT = 0.1
+
+
+def terms(text: str) -> list[str]:
+    """Lower-case terms of a text: each identifier joined, then its parts."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        parts = [part.lower() for piece in word.split("_") for part in _HUMP.findall(piece)]
+        joined = "".join(parts)
+        if joined:
+            out.append(joined)
+        if len(parts) > 1:
+            out.extend(parts)
+    return out
+
+
+def term_text(text: str) -> str:
+    """What the FTS5 table stores for a leaf: its terms, space-separated."""
+    return " ".join(terms(text))
+
+
+def match_expression(text: str) -> str:
+    """An FTS5 query matching any of the text's terms ("" when it has none)."""
+    return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(text)))
+
+
+def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:
+    """Dense scores plus ``weight`` times the lexical scores divided by their
+    maximum (rows without a lexical match carry 0)."""
+    top = float(lexical.max()) if len(lexical) else 0.0
+    if weight == 0 or top <= 0:
+        return dense
+    return dense + weight * (lexical / top)

@@ -1,0 +1,281 @@
+"""The retrieval task, in the manner of CodeSearchNet, built from code already on the machine.
+
+Each query is the first sentence of a function's docstring (or doc comment),
+at least ``MIN_WORDS`` words, for a function of at least ``MIN_LINES`` lines.
+The corpus is a copy of the code with every docstring and doc comment blanked
+(only its line breaks kept), so line numbers do not
+move and the answer cannot be found by copying words. A retrieved leaf is a
+hit when its lines overlap the target function's.
+
+The docstring finder is small and kept here on purpose: it walks the same
+tree-sitter trees as :mod:`hsc.parse` and could later read stored
+per-definition facts instead.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import shutil
+import sysconfig
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from hsc.ingest import walk_repository
+from hsc.parse import _parser
+
+MIN_WORDS = 4
+MIN_LINES = 5
+# The default corpus: standard-library packages found with sysconfig, tests left out.
+STDLIB_PACKAGES = (
+    "json",
+    "email",
+    "http",
+    "logging",
+    "asyncio",
+    "xml",
+    "unittest",
+    "importlib",
+    "concurrent",
+    "tomllib",
+)
+# Languages whose definitions and doc comments the finder reads, by file suffix.
+LANGUAGES = {
+    ".py": "python",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".js": "javascript",
+    ".jsx": "javascript",
+    ".mjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "tsx",
+}
+FUNCTION_TYPES = frozenset(
+    {
+        "function_definition",  # python
+        "function_declaration",  # go, js, ts
+        "method_declaration",  # go, java
+        "function_item",  # rust
+        "constructor_declaration",  # java
+        "method_definition",  # js, ts
+        "generator_function_declaration",
+    }
+)
+COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One query and the function that answers it (lines 1-based, inclusive)."""
+
+    query: str
+    path: str  # relative to the corpus root
+    start_line: int
+    end_line: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Corpus:
+    root: Path
+    targets: list[Target]
+    files: int
+    functions: int  # functions seen with a usable doc
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "files": self.files,
+            "functions": self.functions,
+            "targets": [asdict(t) for t in self.targets],
+        }
+
+
+def first_sentence(doc: str) -> str:
+    """The doc's first sentence, on one line: up to the first blank line and
+    the first sentence end, whichever comes first."""
+    paragraph = re.split(r"\n\s*\n", doc.strip(), maxsplit=1)[0]
+    text = " ".join(paragraph.split())
+    return _SENTENCE_END.split(text, maxsplit=1)[0].strip()
+
+
+def _python_doc(node: Any) -> Any:
+    """The docstring node (a ``string``) of a Python function or class, or None."""
+    body = node.child_by_field_name("body")
+    if body is None:
+        return None
+    for child in body.named_children:
+        if child.type == "comment":
+            continue
+        return _as_string(child)
+    return None
+
+
+def _as_string(node: Any) -> Any:
+    """The string a statement consists of (this grammar gives it bare or
+    wrapped in an expression statement), or None."""
+    if node.type == "expression_statement" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node if node.type == "string" else None
+
+
+def _string_content(node: Any) -> tuple[int, int]:
+    """Byte range inside a Python string's quotes."""
+    parts = [c for c in node.children if c.type == "string_content"]
+    if parts:
+        return parts[0].start_byte, parts[-1].end_byte
+    return node.start_byte, node.start_byte
+
+
+def _comment_block(node: Any, language: str) -> list[Any]:
+    """The doc comment nodes directly above a definition (adjacent lines)."""
+    anchor = node.parent if node.parent is not None and node.parent.type == "export_statement" else node
+    block: list[Any] = []
+    sibling = anchor.prev_named_sibling
+    line = anchor.start_point[0]
+    while sibling is not None and sibling.type in COMMENT_TYPES and sibling.end_point[0] >= line - 1:
+        block.insert(0, sibling)
+        line = sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    if not block:
+        return []
+    text = block[-1].text.decode("utf-8", "replace")
+    if language in ("java", "javascript", "typescript", "tsx"):
+        return [block[-1]] if text.startswith("/**") else []
+    if language == "rust":
+        return [c for c in block if c.text.startswith(b"///")]
+    return block  # go: any // comment block directly above
+
+
+def _comment_text(nodes: list[Any]) -> str:
+    lines = []
+    for node in nodes:
+        for line in node.text.decode("utf-8", "replace").splitlines():
+            line = line.strip()
+            line = re.sub(r"^(/\*\*|/\*|\*/|///|//!|//|\*)", "", line)
+            line = re.sub(r"\*/$", "", line).strip()
+            if line.startswith("@"):  # javadoc tags end the description
+                return "\n".join(lines)
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _name(node: Any) -> str:
+    name = node.child_by_field_name("name")
+    return name.text.decode("utf-8", "replace") if name is not None else ""
+
+
+def find_docs(data: bytes, language: str) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
+    """Functions with their doc text, and every doc byte range to blank
+    (functions', classes' and modules' alike)."""
+    tree = _parser(language).parse(data)
+    functions: list[tuple[Any, str]] = []
+    blanks: list[tuple[int, int]] = []
+    stack = [tree.root_node]
+    if language == "python":
+        module_doc = next((c for c in tree.root_node.named_children if c.type != "comment"), None)
+        string = _as_string(module_doc) if module_doc is not None else None
+        if string is not None:
+            blanks.append(_string_content(string))
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        if language == "python":
+            if node.type not in ("function_definition", "class_definition"):
+                continue
+            string = _python_doc(node)
+            if string is None:
+                continue
+            lo, hi = _string_content(string)
+            blanks.append((lo, hi))
+            if node.type == "function_definition":
+                functions.append((node, data[lo:hi].decode("utf-8", "replace")))
+        elif node.type in FUNCTION_TYPES or node.type in (
+            "class_declaration",
+            "struct_item",
+            "type_declaration",
+        ):
+            comments = _comment_block(node, language)
+            if not comments:
+                continue
+            blanks.extend((c.start_byte, c.end_byte) for c in comments)
+            if node.type in FUNCTION_TYPES:
+                functions.append((node, _comment_text(comments)))
+    return functions, blanks
+
+
+def blank(data: bytes, ranges: list[tuple[int, int]]) -> bytes:
+    """The text in the ranges removed except its line breaks, so every line keeps its number."""
+    out, position = [], 0
+    for lo, hi in sorted(ranges):
+        if lo < position:  # nested or repeated range, already blanked
+            continue
+        out += [data[position:lo], b"\n" * data.count(b"\n", lo, hi)]
+        position = hi
+    out.append(data[position:])
+    return b"".join(out)
+
+
+def _usable(sentence: str) -> bool:
+    return len(sentence.split()) >= MIN_WORDS
+
+
+def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int) -> Corpus:
+    """Copy each ``(folder, name)`` source to ``root/name`` with docs blanked,
+    and draw up to ``queries`` targets (all when None) with ``seed``."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    targets: list[Target] = []
+    files = 0
+    for folder, name in sources:
+        for rel_path in walk_repository(folder):
+            language = LANGUAGES.get(Path(rel_path).suffix)
+            if language is None or "/test" in f"/{rel_path}":
+                continue
+            data = (folder / rel_path).read_bytes()
+            try:
+                functions, blanks = find_docs(data, language)
+            except (LookupError, ValueError, UnicodeDecodeError):
+                continue
+            out_path = f"{name}/{rel_path}" if name else rel_path
+            destination = root / out_path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            destination.write_bytes(blank(data, blanks))
+            files += 1
+            for node, doc in functions:
+                start, end = node.start_point[0] + 1, node.end_point[0] + 1
+                sentence = first_sentence(doc)
+                function_name = _name(node)
+                if function_name and sentence.startswith(function_name + " "):
+                    sentence = sentence[
+                        len(function_name) + 1 :
+                    ]  # Go's "Name does ...": not the answer's name
+                if end - start + 1 >= MIN_LINES and _usable(sentence):
+                    targets.append(Target(sentence, out_path, start, end, function_name))
+    targets.sort(key=lambda t: (t.path, t.start_line))
+    functions_seen = len(targets)
+    # One query per sentence: a sentence shared by several functions has no single answer.
+    counts: dict[str, int] = {}
+    for target in targets:
+        counts[target.query.lower()] = counts.get(target.query.lower(), 0) + 1
+    targets = [t for t in targets if counts[t.query.lower()] == 1]
+    if queries is not None and queries < len(targets):
+        targets = sorted(random.Random(seed).sample(targets, queries), key=lambda t: (t.path, t.start_line))
+    corpus = Corpus(root, targets, files, functions_seen)
+    (root.parent / "queries.json").write_text(json.dumps(corpus.to_json(), indent=1))
+    return corpus
+
+
+def stdlib_sources(packages: tuple[str, ...] = STDLIB_PACKAGES) -> list[tuple[Path, str]]:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return [(stdlib / name, name) for name in packages if (stdlib / name).is_dir()]
+
+
+def is_hit(target: Target, path: str, start_line: int, end_line: int) -> bool:
+    """A retrieved span answers the target when it is in the same file and its lines overlap."""
+    return path == target.path and start_line <= target.end_line and end_line >= target.start_line

@@ -1,0 +1,54 @@
+"""Ranking metrics over the rank of each query's first hit (pure functions).
+
+A query has one answer, the target function; a function cut into several
+leaves is found when any of them is retrieved, so only the first hit counts
+(binary relevance, ideal DCG 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+K = 10  # the cut-off of MRR and nDCG
+
+
+def first_hit(hits: Sequence[bool]) -> int | None:
+    """1-based rank of the first hit, or None."""
+    return next((rank for rank, hit in enumerate(hits, start=1) if hit), None)
+
+
+def recall_at(ranks: Sequence[int | None], k: int) -> float:
+    return sum(1 for r in ranks if r is not None and r <= k) / max(len(ranks), 1)
+
+
+def mrr_at(ranks: Sequence[int | None], k: int = K) -> float:
+    return sum(1.0 / r for r in ranks if r is not None and r <= k) / max(len(ranks), 1)
+
+
+def ndcg_at(ranks: Sequence[int | None], k: int = K) -> float:
+    return sum(1.0 / math.log2(r + 1) for r in ranks if r is not None and r <= k) / max(len(ranks), 1)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(values, q)) if len(values) else float("nan")
+
+
+def summarise(
+    ranks: Sequence[int | None], scored: Sequence[int], latencies_ms: Sequence[float], leaves: int
+) -> dict[str, float]:
+    """The table row of one system: quality, work per query and latency."""
+    mean_scored = float(np.mean(scored)) if len(scored) else float("nan")
+    return {
+        "recall_at_1": round(recall_at(ranks, 1), 4),
+        "recall_at_5": round(recall_at(ranks, 5), 4),
+        "recall_at_10": round(recall_at(ranks, 10), 4),
+        "mrr_at_10": round(mrr_at(ranks), 4),
+        "ndcg_at_10": round(ndcg_at(ranks), 4),
+        "leaves_scored_mean": round(mean_scored, 1),
+        "leaves_scored_share": round(mean_scored / leaves, 4) if leaves else float("nan"),
+        "latency_p50_ms": round(percentile(latencies_ms, 50), 3),
+        "latency_p95_ms": round(percentile(latencies_ms, 95), 3),
+    }

@@ -1,0 +1,169 @@
+"""Write a quality run: JSON, CSV of the table and of the sweep, and the frontier
+(Recall@10 against the share of leaves scored) as HTML and PNG.
+
+The HTML carries plotly.js inline, so it opens offline. The PNG is the HTML
+rendered by the installed Chromium through Playwright (kaleido is not needed).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+TABLE_COLUMNS = (
+    "system",
+    "recall_at_1",
+    "recall_at_5",
+    "recall_at_10",
+    "mrr_at_10",
+    "ndcg_at_10",
+    "leaves_scored_mean",
+    "leaves_scored_share",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "build_s",
+    "groups",
+    "group_size_median",
+)
+
+
+def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
+    columns = list(dict.fromkeys(key for row in rows for key in row if key != "ranks"))
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def frontier_figure(result: dict[str, Any], current: dict[str, Any] | None = None) -> Any:
+    """Recall@10 against leaves scored: the sweep's configurations, the table's
+    systems, and (when given) the current parameters' point marked."""
+    import plotly.graph_objects as go
+
+    figure = go.Figure()
+    by_system: dict[str, list[dict[str, Any]]] = {}
+    for row in result.get("sweep", []):
+        by_system.setdefault(row["system"], []).append(row)
+    for name, rows in sorted(by_system.items()):
+        figure.add_trace(
+            go.Scatter(
+                x=[r["leaves_scored_share"] for r in rows],
+                y=[r["recall_at_10"] for r in rows],
+                mode="markers",
+                name=f"sweep: {name}",
+                text=[_label(r) for r in rows],
+                hovertemplate="%{text}<br>scored %{x:.1%}<br>R@10 %{y:.3f}<extra></extra>",
+                marker={"size": 7, "opacity": 0.6},
+            )
+        )
+    symbols = ("diamond", "square", "triangle-up", "cross", "x", "pentagon", "hexagon", "star-diamond")
+    shown = [r for r in result.get("systems", []) if r.get("leaves_scored_share") is not None]
+    for number, row in enumerate(shown):
+        figure.add_trace(
+            go.Scatter(
+                x=[row["leaves_scored_share"]],
+                y=[row["recall_at_10"]],
+                mode="markers",
+                name=row["system"],
+                hovertemplate=f"{row['system']}<br>scored %{{x:.1%}}<br>R@10 %{{y:.3f}}<extra></extra>",
+                marker={"size": 12, "symbol": symbols[number % len(symbols)], "line": {"width": 1}},
+            )
+        )
+    if current:
+        figure.add_trace(
+            go.Scatter(
+                x=[current["leaves_scored_share"]],
+                y=[current["recall_at_10"]],
+                mode="markers",
+                name="current parameters",
+                marker={"size": 18, "symbol": "star", "color": "crimson"},
+            )
+        )
+    corpus = result.get("corpus", {})
+    figure.update_layout(
+        title=f"Recall@10 against leaves scored: {corpus.get('source', '')}, "
+        f"{corpus.get('queries', '?')} queries, {corpus.get('leaves', '?')} leaves",
+        xaxis={
+            "title": "share of leaves scored per query",
+            "type": "log",
+            "tickformat": ".1%",
+            "tickvals": [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1],
+        },
+        yaxis={"title": "Recall@10"},
+        width=1100,
+        height=700,
+        template="plotly_white",
+    )
+    return figure
+
+
+def _label(row: dict[str, Any]) -> str:
+    keys = (
+        "similarity_drop_threshold",
+        "smoothing_window_size",
+        "mid_level_top_k",
+        "leaf_share",
+        "group_weight",
+        "lexical_weight",
+    )
+    return ", ".join(f"{k}={row[k]}" for k in keys if row.get(k) not in (None, 0, 0.0))
+
+
+def render_png(html: Path, png: Path) -> None:
+    """Screenshot the HTML in headless Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=["--no-sandbox", "--disable-background-networking"],
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1120, "height": 720})
+            page.goto(html.resolve().as_uri())
+            page.wait_for_selector(".main-svg", timeout=30_000)
+            page.screenshot(path=str(png))
+        finally:
+            browser.close()
+
+
+def write_run(result: dict[str, Any], out: Path, png: bool = True) -> dict[str, str]:
+    """Every file of a run under ``out``; returns their paths by kind."""
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "json": out / "quality.json",
+        "table_csv": out / "systems.csv",
+        "sweep_csv": out / "sweep.csv",
+        "html": out / "frontier.html",
+    }
+    paths["json"].write_text(json.dumps(result, indent=1))
+    write_csv(result["systems"], paths["table_csv"])
+    write_csv(result["sweep"], paths["sweep_csv"])
+    frontier_figure(result).write_html(paths["html"], include_plotlyjs=True)
+    if png:
+        paths["png"] = out / "frontier.png"
+        render_png(paths["html"], paths["png"])
+    return {kind: str(path) for kind, path in paths.items()}
+
+
+def format_table(result: dict[str, Any]) -> str:
+    """The systems as a Markdown table."""
+    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
+    for row in result["systems"]:
+        lines.append("| " + " | ".join(_cell(row.get(c)) for c in TABLE_COLUMNS) + " |")
+    corpus = result["corpus"]
+    return (
+        f"quality: {corpus['source']}: {corpus['queries']} queries, {corpus['leaves']} leaves, "
+        f"index {result['index_s']} s\n" + "\n".join(lines)
+    )
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 100 else f"{value:.0f}"
+    return str(value)
