@@ -251,3 +251,70 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
     server_log = log.read_text()
     assert "Traceback" not in server_log, server_log
     print("screenshots:", *map(str, shots), sep="\n  ")
+
+
+def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
+    tmp_path: Path, artifacts: Path
+) -> None:
+    """A synthetic index of 3,000 leaves (real SQLite, written through the Store):
+    every page in the sidebar opens without an error, the Similarity page shows
+    an overview and a window, a slider step reruns it, and every request the
+    browser makes goes to the app's own server (favicon and fonts included)."""
+    if not CHROMIUM.exists():
+        _browser_missing(f"{CHROMIUM} is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_missing("the playwright package is not installed")
+    from hsc.bench.app import (
+        BrowserWatch,
+        open_page,
+        page_now,
+        page_problems,
+        page_titles,
+        streamlit_app,
+        wait_until_quiet,
+        write_synthetic_index,
+    )
+
+    database = tmp_path / "large.db"
+    made = write_synthetic_index(database, leaves=3000)
+    watch = BrowserWatch()
+    with streamlit_app(database, made["root"], tmp_path / "streamlit.log") as (url, _):
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport=VIEWPORT)
+                watch.attach(page)
+                page.goto(url)
+                page.get_by_role("heading", name="Repository").first.wait_for(timeout=FIRST_PAGE_MS)
+                wait_until_quiet(page, watch, 0.0, 0, timeout_ms=FIRST_PAGE_MS)
+                titles = page_titles(page)
+                assert {"Repository", "Leaves", "Similarity", "Hierarchy", "Query"} <= set(titles)
+                for title in titles:
+                    finished = watch.runs_finished
+                    open_page(page, title)
+                    page.get_by_role("heading", name=title).first.wait_for(timeout=PAGE_MS)
+                    wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                    assert page_problems(page) == [], title
+                    if title == "Similarity":
+                        assert page.locator(".js-plotly-plot").count() == 2  # overview and window
+                        boundaries = page.locator('[data-testid="stMetric"]').filter(
+                            has_text="Topic boundaries"
+                        )
+                        before = boundaries.inner_text()
+                        slider = page.locator('[data-testid="stSlider"]').filter(
+                            has_text="smoothing_window_size"
+                        )
+                        slider.get_by_role("slider").focus()
+                        finished = watch.runs_finished
+                        page.keyboard.press("ArrowRight")
+                        wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                        assert boundaries.inner_text() != before
+                        _shoot(page, "6_similarity_large", artifacts)
+                    if title == "Hierarchy":
+                        _shoot(page, "7_hierarchy_large", artifacts)
+            finally:
+                browser.close()
+    assert watch.requests > 0
+    assert watch.external == [], watch.external

@@ -54,12 +54,22 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     return bench_samples()
 
 
+def _app(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.app import bench_app
+
+    return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking without embedding (default: the standard library)", _chunk),
     "embed": ("embedding throughput of the default model", _embed),
     "index": ("the whole pipeline on a real folder (--path)", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
+    "app": (
+        "the Streamlit app in Chromium: page and slider-step times (synthetic --leaves, or --path)",
+        _app,
+    ),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
 }
 # ``perf`` runs these in turn.
@@ -69,11 +79,15 @@ PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=["perf", *SUITES], nargs="?", default="perf")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
+    parser.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query/app)")
     parser.add_argument("--path", help="folder to measure (index: default the stdlib's email package)")
 
 
 def _format(result: dict[str, Any]) -> str:
+    if result["suite"] == "app":
+        from hsc.bench.app import format_app
+
+        return format_app(result)
     if result["suite"] == "samples":
         from hsc.bench.samples import format_samples
 
