@@ -74,6 +74,15 @@ def leaf_window(total: int, start: int, size: int = DETAIL_LEAVES) -> tuple[int,
     return start, start + size
 
 
+def pair_at(leaf_start: int, leaf_end: int, x: object) -> int | None:
+    """The adjacent pair (row of its first leaf) a chart of rows ``[leaf_start,
+    leaf_end)`` draws at ``x`` (pairs sit half-way between leaves), if any."""
+    if not isinstance(x, int | float):
+        return None
+    row = leaf_start + int(round(float(x) - 0.5))
+    return row if leaf_start <= row < leaf_end - 1 else None
+
+
 def keep_end(text: str, limit: int) -> str:
     """At most ``limit`` characters, cut at the front: the end of a scope or
     path ("…Parser.parse_header") is what tells it apart."""

@@ -7,7 +7,7 @@ import time
 import streamlit as st
 
 import ui
-from hsc.views import DETAIL_LEAVES, file_rows, leaf_window
+from hsc.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
 from ui.charts import overview_figure, similarity_figure
 
 SLIDERS = ("similarity_drop_threshold", "smoothing_window_size", "boundary_rule")
@@ -130,8 +130,27 @@ if leaf_end - leaf_start < 2:
     st.info("This file has a single leaf, so there is nothing to compare inside it.")
 else:
     chart = similarity_figure(plan, leaf_start, leaf_end, title)
-    st.plotly_chart(chart.figure, key="similarity:chart")
+    event = st.plotly_chart(chart.figure, key="similarity:chart", on_select="rerun", selection_mode="points")
     st.caption(
         f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
-        f"{chart.groups} groups in view. Hover a point for the two leaves it compares."
+        f"{chart.groups} groups in view. Hover a point for the two leaves it compares; click it to open them."
     )
+    points = event.selection.points if event else []
+    pair = pair_at(leaf_start, leaf_end, points[0].get("x")) if points else None
+    if pair is not None:
+        seg, group_of_leaf = plan.segmentation, plan.group_of_leaf()
+        st.markdown(
+            f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
+            f"smoothed {seg.smoothed[pair]:.3f}"
+            + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
+        )
+        for column, row in zip(st.columns(2), (pair, pair + 1)):
+            leaf = index.node(f"leaf:{int(table.leaf_ids[row])}")
+            column.caption(
+                ui.md(
+                    f"group {int(group_of_leaf[row]) + 1} · {leaf.path} "
+                    f"{ui.line_range(leaf.start_line, leaf.end_line)} · {leaf.token_count} tokens · "
+                    f"{leaf.scope}"
+                )
+            )
+            column.code(leaf.text, language=ui.code_language(leaf.language), wrap_lines=True)

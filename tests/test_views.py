@@ -14,6 +14,7 @@ from hsc.views import (
     keep_end,
     leaf_window,
     min_max_envelope,
+    pair_at,
     place_counts,
     survey_folder,
 )
@@ -41,6 +42,10 @@ def test_windows_stay_inside_the_repository_and_files_are_contiguous_rows() -> N
         file_index = np.array([0, 0, 1, 1, 1, 2])
 
     assert file_rows(Table(), 1) == (2, 5)  # type: ignore[arg-type]
+
+    # A click on a chart of rows 100..500 at x = 3.5 is the pair (103, 104); off the pairs, nothing.
+    assert pair_at(100, 500, 3.5) == 103
+    assert pair_at(100, 500, 399.5) is None and pair_at(100, 500, "a") is None
 
 
 def test_long_scopes_keep_their_informative_end() -> None:
