@@ -152,7 +152,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _healthy(url: str) -> bool:
+def healthy(url: str) -> bool:
     try:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
             return answer.status == 200
@@ -173,7 +173,7 @@ def streamlit_app(database: Path, repository: Path | str, log: Path) -> Iterator
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
-        while not _healthy(url):
+        while not healthy(url):
             if process.poll() is not None:
                 raise RuntimeError(f"streamlit exited with {process.returncode}:\n{log.read_text()}")
             if time.monotonic() > deadline:
@@ -340,6 +340,8 @@ def drive_app(url: str, server_pid: int, steps: int = 6, page_timeout_s: float =
             # Twice round: the first visit of a page fills the caches, the second is what a person
             # moving between pages sees.
             for visit in ("first", "again"):
+                if any(page["first_ms"] is None for page in result["pages"].values()):
+                    break  # a page still running blocks the links: the rest cannot be measured
                 for title in [*titles[1:], titles[0]]:
                     sent, finished = watch.received_bytes, watch.runs_finished
                     started_at = page_now(page)
@@ -351,13 +353,16 @@ def drive_app(url: str, server_pid: int, steps: int = 6, page_timeout_s: float =
                             page, watch, started_at, finished, timeout_ms=page_timeout_s * 1000
                         )
                     except TimeoutError:
-                        milliseconds = None  # reported as "over the timeout"; the next click stops it
+                        milliseconds = None  # reported as "over the timeout"
+                    entry.setdefault("first_ms", None)
                     entry["problems"] = page_problems(page)
                     entry[f"{visit}_ms"] = round(milliseconds) if milliseconds is not None else None
                     entry[f"{visit}_kb"] = round((watch.received_bytes - sent) / 1024)
                     if visit == "again":
                         entry.update(browser_memory(page))
-            if result["pages"].get("Similarity", {}).get("again_ms") is not None:
+                    if milliseconds is None:
+                        break
+            if result["pages"].get("Similarity", {}).get("first_ms") is not None:
                 _step_sliders(page, watch, steps, result)
         finally:
             browser.close()
@@ -416,9 +421,9 @@ def format_app(result: dict[str, Any]) -> str:
         f"  {'page':<14}{'first ms':>10}{'again ms':>10}{'again kB':>10}{'JS heap MB':>12}{'DOM nodes':>11}",
     ]
     for title, page in result["pages"].items():
-        first, again = (page[k] if page[k] is not None else "timeout" for k in ("first_ms", "again_ms"))
+        first, again = (page.get(k) if page.get(k) is not None else "-" for k in ("first_ms", "again_ms"))
         lines.append(
-            f"  {title:<14}{first:>10}{again:>10}{page['again_kb']:>10}"
+            f"  {title:<14}{first:>10}{again:>10}{page.get('again_kb', '-'):>10}"
             f"{page.get('js_heap_mb', ''):>12}{page.get('dom_nodes', ''):>11}"
             + (f"  PROBLEMS: {page['problems']}" if page["problems"] else "")
         )
