@@ -91,8 +91,8 @@ def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title
             y=smoothed,
             name=f"smoothed (window {params.smoothing_window_size})",
             mode="lines",
-            customdata=custom,
-            hovertemplate=hover,
+            # The leaves' names ride on the raw curve only: sending them twice doubles each step's payload.
+            hovertemplate="%{fullData.name}: %{y:.3f}<extra></extra>",
             line={"color": SMOOTHED_COLOUR, "width": 2.5},
         )
     )
@@ -228,8 +228,9 @@ def overview_figure(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     )
     x = envelope.starts
     for values, name in ((envelope.low, "lowest smoothed"), (envelope.high, "highest smoothed")):
+        # SVG: a few thousand points draw faster than starting WebGL (software-rendered without a GPU).
         figure.add_trace(
-            go.Scattergl(
+            go.Scatter(
                 x=x,
                 y=values,
                 mode="lines",
