@@ -23,6 +23,8 @@ THRESHOLD_COLOUR = "#d62728"
 BOUNDARY_COLOUR = "#d62728"
 BAND_COLOURS = ("rgba(31, 119, 180, 0.10)", "rgba(255, 127, 14, 0.12)")
 SELECTED_COLOUR = "#d62728"
+FOLDER_COLOUR = "#c9d3de"
+FILE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 OTHER_COLOUR = "#9aa5b1"
 
 # Past this many points, WebGL keeps the chart responsive.
@@ -334,6 +336,18 @@ def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
     """Repository → folders → files → groups → leaves (as deep as ``tree``
     goes), sized by tokens; three rings or levels at a time, click to go down."""
     nodes = tree.nodes
+    # A colour per file, paler for its groups and leaves; folders stay grey, so files stand out.
+    colours: dict[str, str] = {}
+    files_seen = 0
+    for node in nodes:
+        if node.kind == "file":
+            colours[node.id] = FILE_COLOURS[files_seen % len(FILE_COLOURS)]
+            files_seen += 1
+        elif node.kind in ("group", "leaf"):
+            colours[node.id] = colours.get(node.parent, FOLDER_COLOUR)
+        else:
+            colours[node.id] = "#ffffff" if node.kind == "repository" or not node.parent else FOLDER_COLOUR
+    opacity = {"group": "cc", "leaf": "99"}
     trace_type = go.Treemap if kind == "treemap" else go.Sunburst
     trace = trace_type(
         ids=[n.id for n in nodes],
@@ -345,6 +359,7 @@ def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
         hovertemplate="%{customdata}<br>%{value} tokens<extra></extra>",
         maxdepth=3,
         sort=False,
+        marker={"colors": [colours[n.id] + opacity.get(n.kind, "") for n in nodes]},
     )
     figure = go.Figure(trace)
     # Hide labels that would be too small to read (most leaves, until zoomed into).
