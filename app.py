@@ -106,7 +106,7 @@ with choose:
     if path is not None:
         survey = ui.folder_survey(path)
         st.caption(
-            f"{survey.files} files, {survey.bytes / 1e6:.1f} MB: about {survey.estimated_leaves} leaves, "
+            f"{survey.files} files, {survey.bytes / 1024:,.0f} kB: about {survey.estimated_leaves} leaves, "
             f"about {duration(survey.estimated_seconds)} to embed them here (less with cached vectors)."
         )
     # Never disabled: a path typed and not yet confirmed arrives with the click, which must count.

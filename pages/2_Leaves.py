@@ -86,7 +86,7 @@ with table:
     more = f" (the first {MAX_ROWS}: filter to see others)" if matching > MAX_ROWS else ""
     st.caption(f"{matching} of {len(frame)} leaves{more} · select a row to open it")
     event = st.dataframe(
-        shown[["path", "scope", "node_type", "lines", "token_count"]].assign(
+        shown[["path", "lines", "token_count", "scope", "node_type"]].assign(
             path=shown["path"].map(lambda p: keep_end(p, 40)),
             scope=shown["scope"].map(lambda s: keep_end(s, 60)),
         ),
