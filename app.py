@@ -15,6 +15,7 @@ import streamlit as st
 
 import ui
 from hsc import Index
+from hsc.views import duration
 from ui.progress import LAST_REPORT
 
 index = ui.page_setup("Repository")
@@ -28,23 +29,47 @@ st.caption(
 
 JUST_INDEXED = "repo:just_indexed"
 if JUST_INDEXED in st.session_state:
-    st.success(ui.md(st.session_state.pop(JUST_INDEXED)))
+    good, message = st.session_state.pop(JUST_INDEXED)
+    (st.success if good else st.warning)(ui.md(message))
+stopped = ui.interrupted_indexing()
+if stopped:
+    st.warning(
+        ui.md(
+            f"Indexing {stopped} was stopped. The files finished so far are kept: index the folder again "
+            "to carry on from there."
+        )
+    )
 
 
 def index_then_rerun(index: Index, path: Path) -> None:
     """Index ``path``, make it active and rerun, so the list of repositories
     and the sidebar include it; the outcome is shown after the rerun."""
+    survey = ui.folder_survey(path)
+    # Any click reruns the page, which ends this run between two files: that is the stop.
+    st.button("Stop indexing", key="repo:stop", help="What was done is kept; indexing again resumes.")
     try:
-        report = ui.run_indexing(index, path, ui.current_parameters())
+        report = ui.run_indexing(
+            index, path, ui.current_parameters(), expected_leaves=survey.estimated_leaves
+        )
     except (OSError, RuntimeError, ValueError) as error:
         st.error(ui.md(f"Indexing {path} failed: {error}"))
         return
     ui.set_active_repository(report.repository_id)
-    st.session_state[JUST_INDEXED] = (
-        f"Indexed {path.name}: {report.leaves} leaves from {report.files_seen} files "
-        f"({report.leaves_embedded} embedded, {report.leaves_from_cache} from the cache) "
-        f"in {report.seconds:.1f} s."
-    )
+    if report.leaves == 0:
+        problems = "; ".join(f"{p.path}: {p.reason}" for p in report.problems[:3])
+        st.session_state[JUST_INDEXED] = (
+            False,
+            f"Nothing could be indexed in {path.name}: {report.files_seen} files seen, none gave a leaf"
+            + (f" ({problems})" if problems else "")
+            + ". See the skipped files below.",
+        )
+    else:
+        st.session_state[JUST_INDEXED] = (
+            True,
+            f"Indexed {path.name}: {report.leaves} leaves from {report.files_seen} files "
+            f"({report.leaves_embedded} embedded, {report.leaves_from_cache} from the cache) "
+            f"in {report.seconds:.1f} s.",
+        )
     st.rerun()
 
 
@@ -78,9 +103,18 @@ with choose:
         f"Leaves are cut with minimum_chunk_token_length = {params.minimum_chunk_token_length} and "
         f"maximum_chunk_token_length = {params.maximum_chunk_token_length} (change them in the sidebar)."
     )
-    if st.button("Index", type="primary", disabled=path is None, key="repo:index"):
-        assert path is not None
-        index_then_rerun(index, path)
+    if path is not None:
+        survey = ui.folder_survey(path)
+        st.caption(
+            f"{survey.files} files, {survey.bytes / 1024:,.0f} kB: about {survey.estimated_leaves} leaves, "
+            f"about {duration(survey.estimated_seconds)} to embed them here (less with cached vectors)."
+        )
+    # Never disabled: a path typed and not yet confirmed arrives with the click, which must count.
+    if st.button("Index", type="primary", key="repo:index"):
+        if path is None:
+            st.warning("Choose a repository to index first.")
+        else:
+            index_then_rerun(index, path)
 
 with known:
     st.subheader("Already in the database")

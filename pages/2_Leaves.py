@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 import ui
+from hsc.views import keep_end
 from ui.charts import file_position_figure, token_histogram
+
+MAX_ROWS = 2000
+
 
 index = ui.page_setup("Leaves")
 st.title("Leaves")
@@ -19,13 +22,12 @@ st.caption(
 
 repository = ui.require_repository(index)
 repository_id = int(repository["id"])
-leaves = index.leaves(repository_id)
+leaves = ui.leaf_rows(index, repository)
 if not leaves:
     st.info("This repository has no leaves: none of its files could be parsed. See the Repository page.")
     st.stop()
 
-frame = pd.DataFrame(leaves)
-frame["lines"] = [ui.line_range(s, e) for s, e in zip(frame["start_line"], frame["end_line"], strict=True)]
+frame = ui.leaf_frame(index, repository)
 
 cut_with = ui.chunk_limits(repository)
 params = ui.current_parameters()
@@ -75,12 +77,19 @@ shown = shown.reset_index(drop=True)
 if shown.empty:
     st.info("No leaf matches these filters.")
     st.stop()
+matching = len(shown)
+# A table of tens of thousands of rows costs the browser seconds and shows no more than a filter would.
+shown = shown.head(MAX_ROWS)
 
 table, detail = st.columns([5, 4], gap="large")
 with table:
-    st.caption(f"{len(shown)} of {len(frame)} leaves · select a row to open it")
+    more = f" (the first {MAX_ROWS}: filter to see others)" if matching > MAX_ROWS else ""
+    st.caption(f"{matching} of {len(frame)} leaves{more} · select a row to open it")
     event = st.dataframe(
-        shown[["path", "scope", "node_type", "lines", "token_count"]],
+        shown[["path", "lines", "token_count", "scope", "node_type"]].assign(
+            path=shown["path"].map(lambda p: keep_end(p, 40)),
+            scope=shown["scope"].map(lambda s: keep_end(s, 60)),
+        ),
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
@@ -105,4 +114,4 @@ with detail:
     position = next(i for i, row in enumerate(file_leaves) if row["id"] == leaf["id"]) + 1
     st.caption(f"Leaf {position} of {len(file_leaves)} in its file (red below); hover for the others.")
     st.plotly_chart(file_position_figure(file_leaves, str(leaf["id"])), key="leaves:position")
-    st.code(leaf["text"], language=ui.code_language(leaf["language"]), wrap_lines=True)
+    st.code(index.node(leaf["id"]).text, language=ui.code_language(leaf["language"]), wrap_lines=True)

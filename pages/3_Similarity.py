@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import streamlit as st
 
 import ui
-from ui.charts import similarity_figure
+from hsc.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
+from ui.charts import overview_figure, similarity_figure
 
 SLIDERS = ("similarity_drop_threshold", "smoothing_window_size", "boundary_rule")
 index = ui.page_setup("Similarity", own_parameters=SLIDERS)
@@ -65,24 +65,92 @@ metrics[3].metric(
 )
 
 table = plan.table
-WHOLE = "Whole repository, in document order"
+total = len(table)
+# A small repository is drawn whole; a large one as an overview with a window of
+# DETAIL_LEAVES leaves under it, so no chart holds more points than it can show.
+large = total > DETAIL_LEAVES
+WHOLE = (
+    f"Overview, and a window of {DETAIL_LEAVES} leaves" if large else "Whole repository, in document order"
+)
 views = [WHOLE, *table.paths]
-view = st.selectbox("Show", views, key="similarity:view")
-if view == WHOLE:
-    leaf_start, leaf_end = 0, len(table)
-    title = f"All {len(table.paths)} files, {len(table)} leaves"
-else:
-    rows = np.flatnonzero(table.file_index == table.paths.index(view))
-    leaf_start, leaf_end = int(rows[0]), int(rows[-1]) + 1
+WINDOW = "similarity:window_start"
+OVERVIEW = "similarity:overview"
+
+
+def _window_to_file() -> None:
+    """Choosing a file also moves the window there, for when the overview comes back."""
+    chosen = st.session_state["similarity:view"]
+    if chosen != WHOLE:
+        st.session_state[WINDOW] = file_rows(table, table.paths.index(chosen))[0]
+
+
+view = st.selectbox(
+    "Show",
+    views,
+    key="similarity:view",
+    on_change=_window_to_file,
+    help="A file, or (in a large repository) the overview with a window you can move.",
+)
+if view != WHOLE:
+    leaf_start, leaf_end = file_rows(table, table.paths.index(view))
     title = f"{ui.plot_text(view)}: {leaf_end - leaf_start} leaves"
+elif not large:
+    leaf_start, leaf_end = 0, total
+    title = f"All {len(table.paths)} files, {total} leaves"
+else:
+    # A click on the overview moves the window there (once per click: the selection stays in the state).
+    clicked = st.session_state.get(OVERVIEW)
+    points = clicked.selection.points if clicked else []
+    if points and points[0].get("x") != st.session_state.get("similarity:clicked_x"):
+        st.session_state["similarity:clicked_x"] = points[0].get("x")
+        st.session_state[WINDOW] = int(points[0]["x"]) - DETAIL_LEAVES // 2
+    leaf_start, leaf_end = leaf_window(total, int(st.session_state.get(WINDOW, 0)))
+    st.session_state[WINDOW] = leaf_start
+    st.plotly_chart(
+        overview_figure(plan, (leaf_start, leaf_end)),
+        key=OVERVIEW,
+        on_select="rerun",
+        selection_mode="points",
+    )
+    st.slider(
+        "Window starts at leaf",
+        0,
+        total - DETAIL_LEAVES,
+        step=max(1, DETAIL_LEAVES // 4),
+        key=WINDOW,
+        help="Or click the overview where you want to look.",
+    )
+    first_file, last_file = table.file_index[leaf_start], table.file_index[leaf_end - 1]
+    title = (
+        f"Leaves {leaf_start + 1}–{leaf_end} of {total} · "
+        f"{ui.plot_text(table.paths[first_file])} … {ui.plot_text(table.paths[last_file])}"
+    )
 
 if leaf_end - leaf_start < 2:
     st.info("This file has a single leaf, so there is nothing to compare inside it.")
 else:
     chart = similarity_figure(plan, leaf_start, leaf_end, title)
-    st.plotly_chart(chart.figure, key="similarity:chart")
-    note = "" if chart.bands_shown else " Too many groups to shade them all; zoom into a file."
+    event = st.plotly_chart(chart.figure, key="similarity:chart", on_select="rerun", selection_mode="points")
     st.caption(
         f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
-        f"{chart.groups} groups in view. Hover a point for the two leaves it compares.{note}"
+        f"{chart.groups} groups in view. Hover a point for the two leaves it compares; click it to open them."
     )
+    points = event.selection.points if event else []
+    pair = pair_at(leaf_start, leaf_end, points[0].get("x")) if points else None
+    if pair is not None:
+        seg, group_of_leaf = plan.segmentation, plan.group_of_leaf()
+        st.markdown(
+            f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
+            f"smoothed {seg.smoothed[pair]:.3f}"
+            + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
+        )
+        for column, row in zip(st.columns(2), (pair, pair + 1)):
+            leaf = index.node(f"leaf:{int(table.leaf_ids[row])}")
+            column.caption(
+                ui.md(
+                    f"group {int(group_of_leaf[row]) + 1} · {leaf.path} "
+                    f"{ui.line_range(leaf.start_line, leaf.end_line)} · {leaf.token_count} tokens · "
+                    f"{leaf.scope}"
+                )
+            )
+            column.code(leaf.text, language=ui.code_language(leaf.language), wrap_lines=True)

@@ -17,6 +17,7 @@ from hsc.summarize import (
     describe_summarizer,
     make_summarizer,
 )
+from hsc.views import folders_of, hierarchy_tree, keep_end, place_counts
 from ui.charts import group_size_figure, hierarchy_figure
 
 index = ui.page_setup("Hierarchy")
@@ -50,49 +51,83 @@ chosen_name = st.selectbox(
 hierarchy = by_name[chosen_name]
 hierarchy_id = int(hierarchy["id"])
 
-documents = index.documents(hierarchy_id)
-groups = index.groups(hierarchy_id)
-leaves_by_id = {leaf["id"]: leaf for leaf in index.leaves(repository_id, with_text=False)}
-if not groups:
+documents, all_groups = ui.hierarchy_tiers(index, hierarchy)
+leaves_by_id = {leaf["id"]: leaf for leaf in ui.leaf_rows(index, repository)}
+if not all_groups:
     st.info("This parameter set has no groups: the repository has no leaves. See the Repository page.")
     st.stop()
 
 counts = st.columns(4)
 counts[0].metric("Files (top)", len(documents))
-counts[1].metric("Groups (mid)", len(groups))
-counts[2].metric("Leaves", sum(len(g.children) for g in groups))
-counts[3].metric("Summarised groups", sum(1 for g in groups if g.summary))
+counts[1].metric("Groups (mid)", len(all_groups))
+counts[2].metric("Leaves", sum(len(g.children) for g in all_groups))
+counts[3].metric("Summarised groups", sum(1 for g in all_groups if g.summary))
 
-picture = st.radio(
+# Drill down to a folder or a file: the picture goes as deep as stays readable there.
+paths = [d.path for d in documents]
+groups_in = place_counts([g.path for g in all_groups])
+places = ["", *folders_of(paths), *paths]
+
+
+def describe_place(place: str) -> str:
+    if not place:
+        return f"the whole repository ({len(all_groups)} groups)"
+    kind = "file" if place in paths else "folder"
+    return f"{kind} {place} ({groups_in[place]} groups)"
+
+
+look, picture_column = st.columns([3, 1], vertical_alignment="bottom")
+scope = look.selectbox(
+    "Open",
+    places,
+    format_func=describe_place,
+    key="hierarchy:scope",
+    help="A folder or file: the picture and the table below show only what is inside it.",
+)
+picture = picture_column.radio(
     "Picture",
     ["sunburst", "treemap"],
     horizontal=True,
     key="hierarchy:picture",
-    help="Click a file or group to zoom in; click the centre (or top bar) to zoom out.",
+    help="Click a folder, file or group to zoom in; click the centre (or top bar) to zoom out.",
 )
-st.plotly_chart(
-    hierarchy_figure(repository["name"], documents, groups, leaves_by_id, kind=picture), key="hierarchy:chart"
+leaf_labels = {
+    leaf_id: (
+        int(leaf["token_count"]),
+        f"{leaf['scope']} {ui.line_range(leaf['start_line'], leaf['end_line'])}",
+    )
+    for leaf_id, leaf in leaves_by_id.items()
+}
+tree = hierarchy_tree(repository["name"], documents, all_groups, leaf_labels, scope=scope)
+st.plotly_chart(hierarchy_figure(tree, kind=picture), key="hierarchy:chart")
+deeper = {"file": "groups and leaves", "group": "leaves"}.get(tree.deepest)
+st.caption(
+    f"{tree.files} files, {tree.groups} groups, {tree.leaves} leaves in view; "
+    "three levels are drawn at a time."
+    + (f" Too many to draw the {deeper} too: open a folder or file above to see them." if deeper else "")
 )
 
 # -- the groups ----------------------------------------------------------------------------------------
 st.subheader("Mid-level groups")
+groups = [g for g in all_groups if not scope or g.path == scope or g.path.startswith(scope + "/")]
+limit = int(hierarchy["parameters"].get("maximum_merged_chunk_token_length", 0))
 group_rows = pd.DataFrame(
     [
         {
-            "group": g.id,
-            "path": g.path,
+            "path": keep_end(g.path, 48),
             "lines": ui.line_range(g.start_line, g.end_line),
             "tokens": g.token_count,
             "leaves": len(g.children),
-            "summariser": g.summariser or "",
             "summary": ui.shorten(g.summary or "", 90),
-            "scope": g.scope,
+            "scope": keep_end(g.scope, 48),
+            "group": g.id,
         }
         for g in groups
     ]
 )
 table, detail = st.columns([5, 4], gap="large")
 with table:
+    st.caption(f"{len(groups)} groups in {describe_place(scope).split(' (')[0]} · select a row to open it")
     event = st.dataframe(
         group_rows,
         hide_index=True,
@@ -100,7 +135,12 @@ with table:
         selection_mode="single-row",
         key="hierarchy:groups",
         height=460,
-        column_config={"summary": st.column_config.TextColumn(width="large")},
+        column_config={
+            "lines": st.column_config.TextColumn(width="small"),
+            "tokens": st.column_config.NumberColumn(width="small"),
+            "leaves": st.column_config.NumberColumn(width="small"),
+            "summary": st.column_config.TextColumn(width="large"),
+        },
     )
     picked = [row for row in event.selection.rows if row < len(groups)]
     # Until a row is picked, open the first summarised group: summaries are what this part explains.
@@ -115,7 +155,6 @@ with detail:
     st.text(
         f"{group.token_count} tokens in {len(group.children)} leaves · scope {group.scope or '(file level)'}"
     )
-    limit = int(hierarchy["parameters"].get("maximum_merged_chunk_token_length", 0))
     if group.summary:
         made_by = f"{group.summariser or 'unknown'} ({group.summary_model or 'no model'})"
         st.caption(
@@ -132,10 +171,10 @@ with detail:
     st.dataframe(
         pd.DataFrame(
             {
-                "leaf": [c["id"] for c in children],
-                "scope": [c["scope"] for c in children],
+                "scope": [keep_end(c["scope"], 60) for c in children],
                 "lines": [ui.line_range(c["start_line"], c["end_line"]) for c in children],
                 "tokens": [c["token_count"] for c in children],
+                "leaf": [c["id"] for c in children],
             }
         ),
         hide_index=True,

@@ -8,11 +8,7 @@ exception or error box on a page, or a traceback in the server's log, fails.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from hsc import Parameters
+from hsc.bench.app import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_app
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -28,20 +25,9 @@ pytestmark = pytest.mark.browser
 
 APP_DIR = Path(__file__).resolve().parent.parent
 SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 # The first page load opens the model and indexes the sample: allow for slow machines.
 FIRST_PAGE_MS = 240_000
 PAGE_MS = 90_000
-VIEWPORT = {"width": 1440, "height": 1000}
 GRID_ROW_PX = 35  # height of a header or body row in st.dataframe's grid
 
 
@@ -50,20 +36,6 @@ def _browser_missing(reason: str) -> None:
     if os.environ.get("HSC_REQUIRE_BROWSER") == "1":
         pytest.fail(f"HSC_REQUIRE_BROWSER=1 but {reason}")
     pytest.skip(reason)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
 
 
 @pytest.fixture
@@ -77,43 +49,9 @@ def artifacts(tmp_path: Path) -> Path:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """The app on a free port, with its own empty database; yields (url, log)."""
-    port = _free_port()
     log = tmp_path / "streamlit.log"
-    env = dict(os.environ, HSC_APP_DB=str(tmp_path / "app.db"), HSC_APP_REPO=str(SAMPLE))
-    env.pop("OLLAMA_HOST", None)  # the page must work, and say so, without a server
-    command = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        "app.py",
-        "--server.port",
-        str(port),
-        "--server.headless",
-        "true",
-        # Nothing is edited during the test; watching the tree only costs CPU (and inotify events).
-        "--server.fileWatcherType",
-        "none",
-    ]
-    with log.open("w") as output:
-        process = subprocess.Popen(command, cwd=APP_DIR, env=env, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while not _healthy(url):
-            if process.poll() is not None:
-                pytest.fail(f"streamlit exited with {process.returncode}:\n{log.read_text()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer within 60 s:\n{log.read_text()}")
-            time.sleep(0.25)
+    with streamlit_app(tmp_path / "app.db", SAMPLE, log) as (url, _):
         yield url, log
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _settle(page: Page, timeout_ms: int) -> None:
@@ -251,3 +189,70 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
     server_log = log.read_text()
     assert "Traceback" not in server_log, server_log
     print("screenshots:", *map(str, shots), sep="\n  ")
+
+
+def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
+    tmp_path: Path, artifacts: Path
+) -> None:
+    """A synthetic index of 3,000 leaves (real SQLite, written through the Store):
+    every page in the sidebar opens without an error, the Similarity page shows
+    an overview and a window, a slider step reruns it, and every request the
+    browser makes goes to the app's own server (favicon and fonts included)."""
+    if not CHROMIUM.exists():
+        _browser_missing(f"{CHROMIUM} is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_missing("the playwright package is not installed")
+    from hsc.bench.app import (
+        BrowserWatch,
+        open_page,
+        page_now,
+        page_problems,
+        page_titles,
+        streamlit_app,
+        wait_until_quiet,
+        write_synthetic_index,
+    )
+
+    database = tmp_path / "large.db"
+    made = write_synthetic_index(database, leaves=3000)
+    watch = BrowserWatch()
+    with streamlit_app(database, made["root"], tmp_path / "streamlit.log") as (url, _):
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport=VIEWPORT)
+                watch.attach(page)
+                page.goto(url)
+                page.get_by_role("heading", name="Repository").first.wait_for(timeout=FIRST_PAGE_MS)
+                wait_until_quiet(page, watch, 0.0, 0, timeout_ms=FIRST_PAGE_MS)
+                titles = page_titles(page)
+                assert {"Repository", "Leaves", "Similarity", "Hierarchy", "Query"} <= set(titles)
+                for title in titles:
+                    finished = watch.runs_finished
+                    open_page(page, title)
+                    page.get_by_role("heading", name=title).first.wait_for(timeout=PAGE_MS)
+                    wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                    assert page_problems(page) == [], title
+                    if title == "Similarity":
+                        assert page.locator(".js-plotly-plot").count() == 2  # overview and window
+                        boundaries = page.locator('[data-testid="stMetric"]').filter(
+                            has_text="Topic boundaries"
+                        )
+                        before = boundaries.inner_text()
+                        slider = page.locator('[data-testid="stSlider"]').filter(
+                            has_text="smoothing_window_size"
+                        )
+                        slider.get_by_role("slider").focus()
+                        finished = watch.runs_finished
+                        page.keyboard.press("ArrowRight")
+                        wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                        assert boundaries.inner_text() != before
+                        _shoot(page, "6_similarity_large", artifacts)
+                    if title == "Hierarchy":
+                        _shoot(page, "7_hierarchy_large", artifacts)
+            finally:
+                browser.close()
+    assert watch.requests > 0
+    assert watch.external == [], watch.external

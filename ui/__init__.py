@@ -7,8 +7,12 @@ from ui.context import (
     chunk_limits,
     database_path,
     default_repository_path,
+    folder_survey,
     get_index,
+    hierarchy_tiers,
     index_lock,
+    leaf_frame,
+    leaf_rows,
     repository_path_problem,
     require_repository,
     sample_repositories,
@@ -23,7 +27,7 @@ from ui.params import (
     parameters_from,
     set_parameters,
 )
-from ui.progress import index_default_repository_once, run_build, run_indexing
+from ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
 from ui.sidebar import render_sidebar
 from ui.text import code_language, line_range, md, plot_text, shorten
 
@@ -35,9 +39,14 @@ __all__ = [
     "database_path",
     "differing_from_defaults",
     "default_repository_path",
+    "folder_survey",
     "get_index",
+    "hierarchy_tiers",
     "index_default_repository_once",
     "index_lock",
+    "interrupted_indexing",
+    "leaf_frame",
+    "leaf_rows",
     "line_range",
     "md",
     "parameter_input",

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from hsc.api import NodeView
 from hsc.hierarchy import HierarchyPlan
+from hsc.views import TreeView, counts_per_bucket, min_max_envelope
 from ui.text import line_range, plot_text
 
 RAW_COLOUR = "#9aa5b1"
@@ -23,12 +23,12 @@ THRESHOLD_COLOUR = "#d62728"
 BOUNDARY_COLOUR = "#d62728"
 BAND_COLOURS = ("rgba(31, 119, 180, 0.10)", "rgba(255, 127, 14, 0.12)")
 SELECTED_COLOUR = "#d62728"
+FOLDER_COLOUR = "#c9d3de"
+FILE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 OTHER_COLOUR = "#9aa5b1"
 
-# Past this many groups in view, shaded bands stop helping (and slow the browser).
-MAX_BANDS = 400
 # Past this many points, WebGL keeps the chart responsive.
-WEBGL_POINTS = 3000
+WEBGL_POINTS = 1000
 # Past this many files, their names along the top of the chart would overlap.
 MAX_FILE_LABELS = 30
 
@@ -44,7 +44,6 @@ class SimilarityView:
     pairs: int
     topic_boundaries: int
     groups: int
-    bands_shown: bool
 
 
 def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title: str) -> SimilarityView:
@@ -94,8 +93,8 @@ def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title
             y=smoothed,
             name=f"smoothed (window {params.smoothing_window_size})",
             mode="lines",
-            customdata=custom,
-            hovertemplate=hover,
+            # The leaves' names ride on the raw curve only: sending them twice doubles each step's payload.
+            hovertemplate="%{fullData.name}: %{y:.3f}<extra></extra>",
             line={"color": SMOOTHED_COLOUR, "width": 2.5},
         )
     )
@@ -132,22 +131,40 @@ def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title
         annotation_position="top left",
     )
 
-    # Groups wholly or partly inside the view, as alternating bands.
+    # Groups wholly or partly inside the view, every other one shaded: one trace of
+    # rectangles (a shape per group would cost the browser seconds at a few hundred).
     ordinals = np.flatnonzero((plan.group_ends > leaf_start) & (plan.group_starts < leaf_end))
-    bands_shown = len(ordinals) <= MAX_BANDS
-    if bands_shown:
-        for number, ordinal in enumerate(ordinals):
-            start = max(int(plan.group_starts[ordinal]), leaf_start) - leaf_start
-            end = min(int(plan.group_ends[ordinal]), leaf_end) - leaf_start
-            figure.add_vrect(
-                x0=start - 0.5,
-                x1=end - 0.5,
-                fillcolor=BAND_COLOURS[number % 2],
-                line_width=0,
-                layer="below",
-            )
-    for edge in x[is_file_edge]:
-        figure.add_vline(x=float(edge), line={"color": "#555", "dash": "dot", "width": 1})
+    bottom, top = _similarity_range(raw)
+    band_x: list[float | None] = []
+    band_y: list[float | None] = []
+    for ordinal in ordinals[::2]:
+        start = max(int(plan.group_starts[ordinal]), leaf_start) - leaf_start - 0.5
+        end = min(int(plan.group_ends[ordinal]), leaf_end) - leaf_start - 0.5
+        band_x += [start, end, end, start, start, None]
+        band_y += [bottom, bottom, top, top, bottom, None]
+    figure.add_trace(
+        go.Scatter(
+            x=band_x,
+            y=band_y,
+            fill="toself",
+            fillcolor=BAND_COLOURS[0],
+            line={"width": 0},
+            mode="lines",
+            hoverinfo="skip",
+            name="groups (every other one shaded)",
+        )
+    )
+    edges = x[is_file_edge]
+    figure.add_trace(
+        go.Scatter(
+            x=np.repeat(edges, 3),
+            y=np.tile([bottom, top, np.nan], len(edges)),
+            mode="lines",
+            line={"color": "#555", "dash": "dot", "width": 1},
+            hoverinfo="skip",
+            name="file edges",
+        )
+    )
     # Name the files along the top when several are in view, on two staggered rows
     # so that the names of short neighbouring files do not run into each other.
     files_in_view = np.unique(table.file_index[leaf_start:leaf_end])
@@ -171,6 +188,8 @@ def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title
         yaxis_title="cosine similarity",
         legend={"orientation": "h", "y": -0.25},
         hovermode="closest",
+        yaxis_range=[bottom, top],
+        xaxis_range=[-0.5, leaf_end - leaf_start - 0.5],
     )
     figure = _compact(figure, 460)
     figure.update_layout(margin={"t": 95}, title={"y": 0.97})
@@ -179,19 +198,94 @@ def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title
         pairs=len(pair_rows),
         topic_boundaries=int(np.count_nonzero(is_topic_boundary)),
         groups=len(ordinals),
-        bands_shown=bands_shown,
     )
 
 
+def _similarity_range(values: np.ndarray) -> tuple[float, float]:
+    """A y range that holds every similarity shown (and the usual 0 to 1)."""
+    low = float(np.nanmin(values)) if np.any(~np.isnan(values)) else 0.0
+    return min(0.0, low) - 0.05, 1.05
+
+
+def overview_figure(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
+    """The whole repository's smoothed similarity, reduced to the lowest and
+    highest value per pixel column, with the threshold, the number of
+    boundaries per column, and the detail ``window`` of leaves shaded."""
+    seg, params = plan.segmentation, plan.parameters
+    envelope = min_max_envelope(seg.smoothed)
+    boundaries = counts_per_bucket(seg.boundaries & ~np.isnan(seg.similarities), envelope.starts)
+    bottom, top = _similarity_range(envelope.low)
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=window[0] - 0.5 + np.array([0, window[1] - window[0], window[1] - window[0], 0, 0]),
+            y=[bottom, bottom, top, top, bottom],
+            fill="toself",
+            fillcolor="rgba(255, 127, 14, 0.18)",
+            line={"color": "rgba(255, 127, 14, 0.9)", "width": 1},
+            mode="lines",
+            hoverinfo="skip",
+            name="detail window (below)",
+        )
+    )
+    x = envelope.starts
+    for values, name in ((envelope.low, "lowest smoothed"), (envelope.high, "highest smoothed")):
+        # SVG: a few thousand points draw faster than starting WebGL (software-rendered without a GPU).
+        figure.add_trace(
+            go.Scatter(
+                x=x,
+                y=values,
+                mode="lines",
+                name=name,
+                line={"color": SMOOTHED_COLOUR, "width": 1},
+                fill="tonexty" if name.startswith("highest") else None,
+                fillcolor="rgba(31, 119, 180, 0.25)",
+                hovertemplate="leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
+                showlegend=name.startswith("lowest"),
+            )
+        )
+    figure.add_trace(
+        go.Bar(
+            x=x,
+            y=boundaries,
+            yaxis="y2",
+            name="boundaries per column",
+            marker={"color": BOUNDARY_COLOUR},
+            opacity=0.5,
+            hovertemplate="leaves from %{x}: %{y} boundaries<extra></extra>",
+        )
+    )
+    figure.add_hline(
+        y=params.similarity_drop_threshold, line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 1}
+    )
+    figure.update_layout(
+        xaxis={
+            "title": "leaves in document order (click to move the window there)",
+            "range": [0, len(plan.table)],
+            "anchor": "y2",
+        },
+        yaxis={"title": "similarity", "range": [bottom, top], "domain": [0.35, 1]},
+        yaxis2={"title": "boundaries", "domain": [0, 0.25], "showgrid": False, "anchor": "x"},
+        legend={"orientation": "h", "y": 1.2},
+        bargap=0,
+        clickmode="event",
+    )
+    return _compact(figure, 260)
+
+
 def token_histogram(token_counts: Sequence[int], minimum: int, maximum: int) -> go.Figure:
-    """Leaf lengths with the chunking limits as vertical lines."""
+    """Leaf lengths with the chunking limits as vertical lines (binned here:
+    forty bars, not every leaf, go to the browser)."""
+    counts, edges = np.histogram(np.asarray(token_counts), bins=40)
     figure = go.Figure(
-        go.Histogram(
-            x=list(token_counts),
-            nbinsx=40,
+        go.Bar(
+            x=(edges[:-1] + edges[1:]) / 2,
+            y=counts,
+            width=np.diff(edges),
             marker={"color": SMOOTHED_COLOUR},
             name="leaves",
-            hovertemplate="%{x} tokens: %{y} leaves<extra></extra>",
+            customdata=np.column_stack([edges[:-1], edges[1:]]),
+            hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} tokens: %{y} leaves<extra></extra>",
         )
     )
     for value, name, position in (
@@ -238,92 +332,39 @@ def file_position_figure(file_leaves: list[dict[str, Any]], selected_id: str) ->
     return _compact(figure, 150)
 
 
-def hierarchy_figure(
-    repository_name: str,
-    documents: list[NodeView],
-    groups: list[NodeView],
-    leaves_by_id: dict[str, dict[str, Any]],
-    kind: str = "sunburst",
-) -> go.Figure:
-    """Repository → files (top) → groups (mid) → leaves, sized by tokens.
-
-    Parent sizes are summed from their children here rather than read from
-    the nodes, so plotly's "total" branch values always add up.
-    """
-    ids: list[str] = []
-    labels: list[str] = []
-    parents: list[str] = []
-    values: list[int] = []
-    hovers: list[str] = []
-    root = "repository"
-    group_totals: dict[str, int] = {}
-    leaf_rows: list[tuple[str, str, str, int, str]] = []
-    for group in groups:
-        total = 0
-        for leaf_id in group.children:
-            leaf = leaves_by_id.get(leaf_id)
-            if leaf is None:
-                continue
-            tokens = int(leaf["token_count"])
-            total += tokens
-            where = line_range(leaf["start_line"], leaf["end_line"])
-            leaf_rows.append(
-                (
-                    leaf_id,
-                    plot_text(leaf["scope"] or where),
-                    group.id,
-                    tokens,
-                    plot_text(f"leaf · {leaf['scope']} · {where}"),
-                )
-            )
-        group_totals[group.id] = total
-    document_totals: dict[str, int] = {}
-    for group in groups:
-        if group.parent_id:
-            document_totals[group.parent_id] = (
-                document_totals.get(group.parent_id, 0) + group_totals[group.id]
-            )
-
-    ids.append(root)
-    labels.append(plot_text(repository_name))
-    parents.append("")
-    values.append(sum(document_totals.values()))
-    hovers.append(plot_text(f"repository {repository_name}"))
-    for document in documents:
-        ids.append(document.id)
-        labels.append(plot_text(document.path))
-        parents.append(root)
-        values.append(document_totals.get(document.id, 0))
-        hovers.append(plot_text(f"top · {document.path} · {len(document.children)} groups"))
-    for group in groups:
-        ids.append(group.id)
-        labels.append(plot_text(f"{line_range(group.start_line, group.end_line)} {group.scope}".strip()))
-        parents.append(group.parent_id or root)
-        values.append(group_totals[group.id])
-        where = line_range(group.start_line, group.end_line)
-        hovers.append(plot_text(f"mid · {group.path} {where} · {len(group.children)} leaves"))
-    for leaf_id, label, parent, tokens, hover in leaf_rows:
-        ids.append(leaf_id)
-        labels.append(label)
-        parents.append(parent)
-        values.append(tokens)
-        hovers.append(hover)
-
+def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
+    """Repository → folders → files → groups → leaves (as deep as ``tree``
+    goes), sized by tokens; three rings or levels at a time, click to go down."""
+    nodes = tree.nodes
+    # A colour per file, paler for its groups and leaves; folders stay grey, so files stand out.
+    colours: dict[str, str] = {}
+    files_seen = 0
+    for node in nodes:
+        if node.kind == "file":
+            colours[node.id] = FILE_COLOURS[files_seen % len(FILE_COLOURS)]
+            files_seen += 1
+        elif node.kind in ("group", "leaf"):
+            colours[node.id] = colours.get(node.parent, FOLDER_COLOUR)
+        else:
+            colours[node.id] = "#ffffff" if node.kind == "repository" or not node.parent else FOLDER_COLOUR
+    opacity = {"group": "cc", "leaf": "99"}
     trace_type = go.Treemap if kind == "treemap" else go.Sunburst
     trace = trace_type(
-        ids=ids,
-        labels=labels,
-        parents=parents,
-        values=values,
+        ids=[n.id for n in nodes],
+        labels=[plot_text(n.label) for n in nodes],
+        parents=[n.parent for n in nodes],
+        values=[n.tokens for n in nodes],
         branchvalues="total",
-        customdata=hovers,
+        customdata=[plot_text(n.detail) for n in nodes],
         hovertemplate="%{customdata}<br>%{value} tokens<extra></extra>",
-        maxdepth=4 if kind == "sunburst" else 3,
+        maxdepth=3,
+        sort=False,
+        marker={"colors": [colours[n.id] + opacity.get(n.kind, "") for n in nodes]},
     )
     figure = go.Figure(trace)
     # Hide labels that would be too small to read (most leaves, until zoomed into).
     figure.update_layout(uniformtext={"minsize": 10, "mode": "hide"})
-    return _compact(figure, 660)
+    return _compact(figure, 620)
 
 
 def group_size_figure(

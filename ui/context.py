@@ -11,9 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
+import pandas as pd
 import streamlit as st
 
 from hsc import Index, Settings
+from hsc.api import NodeView
+from hsc.views import FolderSurvey, survey_folder
+from ui.text import line_range
 
 APP_DIR = Path(__file__).resolve().parent.parent
 SAMPLE_REPOS = APP_DIR / "sample_repos"
@@ -162,3 +166,50 @@ def chunk_limits(repository: dict[str, Any]) -> tuple[int, int] | None:
         return int(recorded["minimum_chunk_token_length"]), int(recorded["maximum_chunk_token_length"])
     found = _CHUNK_LIMITS.search(str(repository.get("chunk_key") or ""))
     return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+# -- what does not change between reruns, kept once per process --------------------------------------
+# Keyed by the database and the time the repository was indexed or the parameter set built, so a
+# re-index or a rebuild is read afresh. Shared between sessions and never modified by a page.
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _leaf_rows(_index: Index, database: str, repository_id: int, indexed_at: float) -> list[dict[str, Any]]:
+    return _index.leaves(repository_id, with_text=False)
+
+
+def leaf_rows(index: Index, repository: dict[str, Any]) -> list[dict[str, Any]]:
+    """The repository's leaves without their text (read-only; cached until it is re-indexed)."""
+    key = (str(database_path()), int(repository["id"]), float(repository.get("indexed_at") or 0.0))
+    return _leaf_rows(index, *key)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _leaf_frame(_index: Index, database: str, repository_id: int, indexed_at: float) -> pd.DataFrame:
+    frame = pd.DataFrame(_leaf_rows(_index, database, repository_id, indexed_at))
+    frame["lines"] = [line_range(s, e) for s, e in zip(frame["start_line"], frame["end_line"], strict=True)]
+    return frame
+
+
+def leaf_frame(index: Index, repository: dict[str, Any]) -> pd.DataFrame:
+    """:func:`leaf_rows` as a table with a "lines" column (read-only; cached until re-indexed)."""
+    key = (str(database_path()), int(repository["id"]), float(repository.get("indexed_at") or 0.0))
+    return _leaf_frame(index, *key)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _tiers(
+    _index: Index, database: str, hierarchy_id: int, created_at: float
+) -> tuple[list[NodeView], list[NodeView]]:
+    return _index.documents(hierarchy_id), _index.groups(hierarchy_id)
+
+
+def hierarchy_tiers(index: Index, hierarchy: dict[str, Any]) -> tuple[list[NodeView], list[NodeView]]:
+    """A saved parameter set's documents and groups (read-only; cached until it is rebuilt)."""
+    return _tiers(index, str(database_path()), int(hierarchy["id"]), float(hierarchy["created_at"]))
+
+
+@st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the files…")
+def folder_survey(path: Path) -> FolderSurvey:
+    """How many files indexing ``path`` would read, and an estimate (kept a minute)."""
+    return survey_folder(path)

@@ -3,6 +3,8 @@ index run, and the sidebar with the navigation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from hsc import Index
@@ -10,6 +12,9 @@ from ui.context import get_index
 from ui.params import current_parameters, take_moved_widgets
 from ui.progress import index_default_repository_once
 from ui.sidebar import render_sidebar
+
+# A file of our own: a ":material/...:" icon would be fetched from the internet as the favicon.
+FAVICON = str(Path(__file__).resolve().parent / "favicon.png")
 
 # Streamlit's own page list would call the main script "app"; these links name
 # every page after its stage. Paths are relative to app.py.
@@ -31,9 +36,7 @@ def page_setup(page: str, own_parameters: tuple[str, ...] = ()) -> Index:
     Each page is a script Streamlit runs on its own (a link to any page works,
     even on a server that has just started), so each sets itself up here.
     """
-    st.set_page_config(
-        page_title="hsc · hierarchical semantic chunking", page_icon=":material/account_tree:", layout="wide"
-    )
+    st.set_page_config(page_title="hsc · hierarchical semantic chunking", page_icon=FAVICON, layout="wide")
     take_moved_widgets()
     with st.sidebar:
         for path, label, icon in PAGES:

@@ -78,12 +78,22 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _app(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.app import bench_app
+
+    return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
     "index": ("the whole pipeline on a real folder (--path), seed's torch path vs the default", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
+    "app": (
+        "the Streamlit app in Chromium: page and slider-step times (synthetic --leaves, or --path)",
+        _app,
+    ),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
@@ -99,7 +109,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--leaves",
         type=int,
         default=None,
-        help="synthetic leaf count (hierarchy/query), leaves sampled (embed)",
+        help="synthetic leaf count (hierarchy/query/app), leaves sampled (embed)",
     )
     parser.add_argument(
         "--path",
@@ -122,6 +132,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.quality.report import format_table
 
         return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+    if result["suite"] == "app":
+        from hsc.bench.app import format_app
+
+        return format_app(result)
     if result["suite"] == "samples":
         from hsc.bench.samples import format_samples
 
