@@ -251,7 +251,10 @@ class Index:
         )
         existing = self.store.hierarchies(report.repository_id)
         if report.changed or not existing:
-            for row in existing or [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]:
+            # The first "default" set is built from the default parameters, whatever
+            # ``params`` say about grouping: it is the reference every set is compared with.
+            first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(Parameters()))}]
+            for row in existing or first:
                 # A saved set keeps its own grouping and query values; its chunk
                 # sizes become the ones the leaves were just cut with.
                 chunking = {f: getattr(params, f) for f in CHUNK_FIELDS}
