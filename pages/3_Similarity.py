@@ -86,3 +86,7 @@ else:
         f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
         f"{chart.groups} groups in view. Hover a point for the two leaves it compares.{note}"
     )
+
+from ui.tuning import current_against_saved  # noqa: E402
+
+current_against_saved(index, repository, params)

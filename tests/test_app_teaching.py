@@ -84,3 +84,57 @@ def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path
     app.selectbox(key="walk:set").set_value("strict").run()
     assert_clean(app)
     assert len(frame_with(app, "boundary after leaf")) > before
+
+
+def metric(app: AppTest, label: str) -> str:
+    for element in app.metric:
+        if element.label == label:
+            return str(element.value)
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in app.metric]}")
+
+
+def test_tuning_compares_sets_and_asks_before_replacing_one() -> None:
+    app = open_page("pages/3_Similarity.py")
+    assert len(app.get("plotly_chart")) == 1  # the comparison waits until asked for
+    app.toggle(key="tuning:similarity:on").set_value(True).run()
+    app.slider(key="param:similarity:similarity_drop_threshold").set_value(0.7).run()
+    assert_clean(app)
+    before, after = metric(app, "Groups: default → current").split(" → ")
+    assert int(after) > int(before) and int(metric(app, "Split")) > 0
+    assert len(app.get("plotly_chart")) == 2  # the curve, and the two strips
+    changes = frame_with(app, "groups before")
+    assert set(changes["change"]) <= {"split", "merged", "moved"} and len(changes) == int(
+        metric(app, "Split")
+    )
+
+    app.text_input(key="tuning:similarity:name").input("default").run()
+    app.button(key="tuning:similarity:save").click().run()
+    assert "holds the default parameters" in app.warning[0].value
+
+    app.text_input(key="tuning:similarity:name").input("loose").run()
+    app.button(key="tuning:similarity:save").click().run()
+    assert_clean(app)
+    assert "Saved loose" in app.success[0].value
+    app.button(key="tuning:similarity:save").click().run()
+    assert "exists already" in app.warning[0].value
+    app.button(key="tuning:similarity:keep").click().run()
+    assert not app.warning
+    app.button(key="tuning:similarity:save").click().run()
+    app.button(key="tuning:similarity:replace").click().run()
+    assert_clean(app)
+    assert "Saved loose" in app.success[0].value and not app.warning
+
+    app.switch_page("pages/4_Hierarchy.py").run()
+    assert_clean(app)
+    app.toggle(key="tuning:hierarchy:on").set_value(True).run()
+    app.selectbox(key="tuning:hierarchy:after").set_value("loose").run()
+    assert metric(app, "Groups: default → loose") == f"{before} → {after}"
+
+    app.switch_page("pages/5_Query.py").run()
+    app.selectbox(key="tuning:query:first").set_value("default").run()
+    app.selectbox(key="tuning:query:second").set_value("loose").run()
+    app.text_input(key="tuning:query:text").input("take a percentage off a price").run()
+    assert_clean(app)
+    rankings = frame_with(app, "loose ranks it")
+    assert rankings["default"].iloc[0].startswith("inventory.pricing.apply_discount")
+    assert int(metric(app, "Leaves scored, default")) > 0
