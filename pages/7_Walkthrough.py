@@ -8,6 +8,7 @@ import ui
 from hsc.explain import hierarchy_plan, suggest_file, suggest_query, trace_query, walk_file
 from ui.walkthrough import (
     neighbourhood_map,
+    report_download,
     stage_embeddings,
     stage_groups,
     stage_leaves,
@@ -29,7 +30,7 @@ hierarchies = ui.saved_hierarchies(index, repository_id)
 by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 
-choose = st.columns([1, 3])
+choose = st.columns([1, 3, 1], vertical_alignment="bottom")
 chosen_name = choose[0].selectbox(
     "Parameter set", names, index=names.index("default") if "default" in names else 0, key="walk:set"
 )
@@ -47,6 +48,8 @@ path = choose[1].selectbox(
     key="walk:file",
     help="Suggested: a file of readable length with the most topic boundaries.",
 )
+with choose[2]:
+    report_download(index, hierarchy_id, chosen_name, str(repository["name"]))
 walk = walk_file(index, hierarchy_id, path)
 for problem in walk.problems:
     st.warning(ui.md(problem))

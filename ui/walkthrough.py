@@ -13,6 +13,7 @@ import streamlit as st
 from hsc import Index
 from hsc.explain import FileWalkthrough, QueryTrace, hierarchy_plan, leaf_map
 from hsc.figures import chart_config, leaf_map_figure, leaf_size_figure, similarity_curve
+from hsc.report import build_report
 from ui.text import code_language, line_range, md
 
 
@@ -261,4 +262,18 @@ def neighbourhood_map(index: Index, hierarchy_id: int, walk: FileWalkthrough) ->
         f"group's {other:.2f}: groups gather leaves that lie close together, which is why stage 1 can rank "
         f"groups instead of leaves. Two axes keep only {sum(mapped.explained):.0%} of the variance, so "
         "neighbours on the map are a hint, the cosine the proof."
+    )
+
+
+def report_download(index: Index, hierarchy_id: int, set_name: str, repository_name: str) -> None:
+    """A button that writes the one-page HTML report of this set (made when clicked)."""
+    st.download_button(
+        "Download a report (HTML)",
+        data=lambda: build_report(index, hierarchy_id),
+        file_name=f"hsc-report-{repository_name}-{set_name}.html",
+        mime="text/html",
+        on_click="ignore",
+        key="walk:report",
+        icon=":material/download:",
+        help="One page: counts, parameters, similarity, hierarchy and sample queries; opens offline.",
     )
