@@ -93,7 +93,8 @@ def strips_for_a_file(diff: HierarchyDiff, plans: list[tuple[str, HierarchyPlan]
     path_number = st.selectbox(
         "File",
         order.tolist(),
-        key=key,
+        # A new diff starts again from the file that changed most (a kept choice would stick).
+        key=f"{key}:{diff.first_group_count}:{diff.second_group_count}:{diff.changed_leaves}",
         format_func=lambda n: f"{table.paths[n]} ({per_file[n]} leaves in changed groups)",
         help="Files with the most leaves in changed groups come first.",
     )
