@@ -85,6 +85,13 @@ class FileWalkthrough:
     def maximum(self) -> int:
         return self.parameters.maximum_chunk_token_length
 
+    def leaf_labels(self) -> list[str]:
+        """What each leaf is and where: "pkg.mod.func (L12-30)"."""
+        return [
+            f"{leaf['scope'] or leaf['node_type']} (L{leaf['start_line']}-{leaf['end_line']})"
+            for leaf in self.leaves
+        ]
+
     def size_flags(self) -> list[str]:
         """Per leaf: "under minimum", "at maximum", "over maximum" or ""."""
         return [leaf_size_flag(int(leaf["token_count"]), self.parameters) for leaf in self.leaves]

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from hsc.explain import LeafMap
+from hsc.explain import FileWalkthrough, LeafMap
 from hsc.hierarchy import HierarchyPlan
 
 RAW_COLOUR = "#9aa5b1"
@@ -166,6 +166,21 @@ def similarity_curve(
         hovermode="closest",
     )
     return _compact(figure, 420)
+
+
+def file_similarity_curve(walk: FileWalkthrough) -> go.Figure:
+    """:func:`similarity_curve` of one file under the set it was walked with."""
+    params = walk.parameters
+    return similarity_curve(
+        walk.similarities,
+        walk.smoothed,
+        walk.boundaries,
+        params.similarity_drop_threshold,
+        params.smoothing_window_size,
+        params.boundary_rule,
+        walk.leaf_labels(),
+        f"{walk.path}: similarity of each leaf with the next",
+    )
 
 
 def leaf_size_figure(

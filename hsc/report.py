@@ -19,7 +19,7 @@ from plotly.offline import get_plotlyjs
 
 from hsc.api import Index, QueryResponse
 from hsc.explain import hierarchy_plan, suggest_file, suggest_query, walk_file
-from hsc.figures import chart_config, plot_text, similarity_curve
+from hsc.figures import chart_config, file_similarity_curve, plot_text
 from hsc.hierarchy import HierarchyPlan
 from hsc.params import Parameters
 from hsc.tuning import leaves_at_maximum, oversized_groups
@@ -197,17 +197,7 @@ def build_report(index: Index, hierarchy_id: int, queries: list[str] | None = No
     walk = walk_file(index, hierarchy_id, path) if path else None
     curve = ""
     if walk is not None and len(walk.similarities):
-        labels = [f"{x['scope'] or x['node_type']} (L{x['start_line']})" for x in walk.leaves]
-        figure = similarity_curve(
-            walk.similarities,
-            walk.smoothed,
-            walk.boundaries,
-            params.similarity_drop_threshold,
-            params.smoothing_window_size,
-            params.boundary_rule,
-            labels,
-            f"{path}: similarity of each leaf with the next",
-        )
+        figure = file_similarity_curve(walk)
         curve = _figure(figure, f"similarity-{path}")
 
     sections = [

@@ -4,6 +4,7 @@ Chromium, the report and a chart downloaded as files."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,17 +24,23 @@ from tests.test_browser import (  # noqa: F401 - fixtures used by name
 pytestmark = pytest.mark.browser
 
 
-def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
-    server: tuple[str, Path],  # noqa: F811
-    artifacts: Path,  # noqa: F811
-    tmp_path: Path,
-) -> None:
+def require_browser() -> Any:
+    """Playwright's ``sync_playwright``, or a skip (a failure under HSC_REQUIRE_BROWSER=1)."""
     if not CHROMIUM.exists():
         _browser_missing(f"{CHROMIUM} is not installed")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
         _browser_missing("the playwright package is not installed")
+    return sync_playwright
+
+
+def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
+    server: tuple[str, Path],  # noqa: F811
+    artifacts: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    sync_playwright = require_browser()
     url, log = server
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

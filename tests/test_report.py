@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from hsc.cli import main
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, _browser_missing
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.test_browser_teaching import require_browser
 
 
 @pytest.fixture(scope="module")
@@ -42,12 +43,7 @@ def test_the_report_holds_counts_parameters_and_the_query(report: Path) -> None:
 
 
 def test_the_report_renders_offline_in_a_real_browser(report: Path, tmp_path: Path) -> None:
-    if not CHROMIUM.exists():
-        _browser_missing(f"{CHROMIUM} is not installed")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _browser_missing("the playwright package is not installed")
+    sync_playwright = require_browser()
     fetched: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -12,7 +12,7 @@ import streamlit as st
 
 from hsc import Index
 from hsc.explain import FileWalkthrough, QueryTrace, hierarchy_plan, leaf_map
-from hsc.figures import chart_config, leaf_map_figure, leaf_size_figure, similarity_curve
+from hsc.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
 from hsc.report import build_report
 from ui.text import code_language, line_range, md
 
@@ -20,10 +20,6 @@ from ui.text import code_language, line_range, md
 def plotly(figure: object, name: str, key: str) -> None:
     """A chart whose camera button saves it as ``name``.png."""
     st.plotly_chart(figure, key=key, config=chart_config(name))
-
-
-def leaf_label(leaf: dict) -> str:
-    return f"{leaf['scope'] or leaf['node_type']} ({line_range(leaf['start_line'], leaf['end_line'])})"
 
 
 def stage_leaves(walk: FileWalkthrough) -> None:
@@ -78,7 +74,7 @@ def stage_leaves(walk: FileWalkthrough) -> None:
             flags,
             walk.minimum,
             walk.maximum,
-            [leaf_label(x) for x in walk.leaves],
+            walk.leaf_labels(),
         ),
         f"leaf-sizes-{walk.path}",
         "walk:sizes",
@@ -119,18 +115,9 @@ def stage_similarity(walk: FileWalkthrough) -> None:
     if len(walk.similarities) == 0:
         st.info("This file has a single leaf: there is no neighbour to compare it with, and it is one group.")
         return
-    labels = [leaf_label(x) for x in walk.leaves]
+    labels = walk.leaf_labels()
     plotly(
-        similarity_curve(
-            walk.similarities,
-            walk.smoothed,
-            walk.boundaries,
-            params.similarity_drop_threshold,
-            params.smoothing_window_size,
-            params.boundary_rule,
-            labels,
-            f"{walk.path}: similarity of each leaf with the next",
-        ),
+        file_similarity_curve(walk),
         f"similarity-{walk.path}",
         "walk:curve",
     )
