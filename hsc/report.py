@@ -157,7 +157,7 @@ def default_queries(index: Index, hierarchy_id: int, plan: HierarchyPlan) -> lis
     for path in paths:
         if path is None:
             continue
-        query = suggest_query(walk_file(index, hierarchy_id, path))
+        query = suggest_query(walk_file(index, hierarchy_id, path, plan))
         if query not in queries:
             queries.append(query)
         if len(queries) == SAMPLE_QUERIES:
@@ -194,7 +194,7 @@ def build_report(index: Index, hierarchy_id: int, queries: list[str] | None = No
     ]
 
     path = suggest_file(plan)
-    walk = walk_file(index, hierarchy_id, path) if path else None
+    walk = walk_file(index, hierarchy_id, path, plan) if path else None
     curve = ""
     if walk is not None and len(walk.similarities):
         figure = file_similarity_curve(walk)

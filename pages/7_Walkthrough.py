@@ -50,7 +50,7 @@ path = choose[1].selectbox(
 )
 with choose[2]:
     report_download(index, hierarchy_id, chosen_name, str(repository["name"]))
-walk = walk_file(index, hierarchy_id, path)
+walk = walk_file(index, hierarchy_id, path, plan)
 for problem in walk.problems:
     st.warning(ui.md(problem))
 
@@ -64,8 +64,8 @@ text = st.text_input(
     "Query", value=suggest_query(walk), key=f"walk:query:{path}", help="Describe in words what code you want."
 )
 if text.strip():
-    stage_query(trace_query(index, text, hierarchy_id))
+    stage_query(trace_query(index, text, hierarchy_id, plan))
 else:
     st.info("Type a query to follow it through stage 1 and stage 2.")
 
-neighbourhood_map(index, hierarchy_id, walk)
+neighbourhood_map(plan, walk)

@@ -79,9 +79,7 @@ def diff_table(diff: HierarchyDiff, plan: HierarchyPlan, key: str) -> None:
 
 def _changed_leaves_per_file(diff: HierarchyDiff, plan: HierarchyPlan) -> np.ndarray:
     table = plan.table
-    changed = np.zeros(len(table), dtype=bool)
-    for block in np.flatnonzero(diff.kinds != "unchanged").tolist():
-        changed[diff.block_starts[block] : diff.block_ends[block]] = True
+    changed = np.repeat(diff.kinds != "unchanged", diff.block_ends - diff.block_starts)
     return np.bincount(table.file_index, weights=changed, minlength=len(table.paths)).astype(int)
 
 

@@ -11,8 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index
-from hsc.explain import FileWalkthrough, QueryTrace, hierarchy_plan, leaf_map
+from hsc.explain import FileWalkthrough, QueryTrace, leaf_map
 from hsc.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
+from hsc.hierarchy import HierarchyPlan
 from hsc.report import build_report
 from ui.text import code_language, line_range, md
 
@@ -229,9 +230,8 @@ def stage_query(trace: QueryTrace) -> None:
     st.code(winner.text, language=code_language(winner.language), wrap_lines=True)
 
 
-def neighbourhood_map(index: Index, hierarchy_id: int, walk: FileWalkthrough) -> None:
+def neighbourhood_map(plan: HierarchyPlan, walk: FileWalkthrough) -> None:
     st.subheader("Groups are neighbourhoods")
-    plan = hierarchy_plan(index, hierarchy_id)
     start, end = walk.leaf_rows
     mapped = leaf_map(plan, keep=np.arange(start, end))
     table = plan.table
