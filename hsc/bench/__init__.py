@@ -54,6 +54,14 @@ def _samples(args: argparse.Namespace) -> dict[str, Any]:
     return bench_samples()
 
 
+def _teaching(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.teaching import bench_teaching
+
+    if not args.db:
+        raise ValueError("bench teaching measures an existing index: pass --db FILE")
+    return bench_teaching(Path(args.db))
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking without embedding (default: the standard library)", _chunk),
     "embed": ("embedding throughput of the default model", _embed),
@@ -61,6 +69,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
+    "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
@@ -70,6 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("suite", choices=["perf", *SUITES], nargs="?", default="perf")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--leaves", type=int, default=None, help="synthetic leaf count (hierarchy/query)")
+    parser.add_argument("--db", help="an existing index (teaching)")
     parser.add_argument("--path", help="folder to measure (index: default the stdlib's email package)")
 
 
