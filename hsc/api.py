@@ -335,7 +335,9 @@ class Index:
                 vector_key=spec.key,
             )
             existing = self.store.hierarchies(report.repository_id)
-            first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(params))}]
+            # The first "default" set is built from the default parameters, whatever
+            # ``params`` say about grouping: it is the reference every set is compared with.
+            first = [{"name": DEFAULT_HIERARCHY, "parameters": json.dumps(asdict(Parameters()))}]
             if report.changed or not existing:
                 notes = []
                 for row in existing or first:

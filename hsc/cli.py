@@ -206,6 +206,18 @@ def command_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_report(args: argparse.Namespace) -> int:
+    from hsc.report import build_report
+
+    _, settings = _configure(args)
+    with _open(args, settings) as index:
+        hierarchy_id = _hierarchy_id(index, args) or index.default_hierarchy(_repository_id(index, args))
+        page = build_report(index, hierarchy_id, args.query or None)
+    Path(args.out).write_text(page, encoding="utf-8")
+    print(f"wrote {args.out} ({len(page) / 1e6:.1f} MB, opens offline)")
+    return 0
+
+
 def command_params(args: argparse.Namespace) -> int:
     for kind in (Parameters, Settings):
         print(f"[{kind.__name__.lower()}]")
@@ -320,6 +332,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="streamable HTTP on 127.0.0.1:PORT (0: any free port, printed) instead of stdio",
     )
     mcp.set_defaults(run=command_mcp)
+
+    report = add("report", "a one-page HTML report of a parameter set, readable offline", settable=False)
+    report.add_argument("--out", required=True, metavar="FILE.html")
+    report.add_argument("--hierarchy", help="name of the parameter set (default: 'default')")
+    report.add_argument("--repo", help="repository path, when the database holds several")
+    report.add_argument(
+        "--query",
+        action="append",
+        metavar="TEXT",
+        help="a sample query (repeatable; default: suggested ones)",
+    )
+    report.set_defaults(run=command_report)
 
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)

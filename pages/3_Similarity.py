@@ -154,3 +154,7 @@ else:
                 )
             )
             column.code(leaf.text, language=ui.code_language(leaf.language), wrap_lines=True)
+
+from ui.tuning import current_against_saved  # noqa: E402
+
+current_against_saved(index, repository, params)

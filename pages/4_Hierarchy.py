@@ -318,3 +318,7 @@ if moved:
     st.dataframe(pd.DataFrame(moved), hide_index=True)
 else:
     st.caption("None: both sets group the leaves identically.")
+
+from ui.tuning import saved_sets_diff  # noqa: E402
+
+saved_sets_diff(index, repository_id)

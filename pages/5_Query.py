@@ -235,3 +235,7 @@ if history:
     )
 else:
     st.caption("No queries yet.")
+
+from ui.tuning import dual_query  # noqa: E402
+
+dual_query(index, repository_id)

@@ -84,6 +84,14 @@ def _app(args: argparse.Namespace) -> dict[str, Any]:
     return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
 
 
+def _teaching(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.teaching import bench_teaching
+
+    if not args.db:
+        raise ValueError("bench teaching measures an existing index: pass --db FILE")
+    return bench_teaching(Path(args.db))
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
@@ -97,6 +105,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
+    "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
@@ -125,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
+    parser.add_argument("--db", help="an existing index (teaching)")
 
 
 def _format(result: dict[str, Any]) -> str:

@@ -1,0 +1,140 @@
+"""The teaching and tuning views, driven with AppTest on a real index of a
+bundled sample (its own database; the model is loaded once per process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from hsc import Index, Parameters
+
+APP_DIR = Path(__file__).resolve().parent.parent
+APP = APP_DIR / "app.py"
+SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
+TIMEOUT = 240
+
+
+@pytest.fixture(scope="module", autouse=True)
+def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    database = tmp_path_factory.mktemp("hsc-teaching") / "app.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HSC_APP_DB", str(database))
+        patch.setenv("HSC_APP_REPO", str(SAMPLE))
+        yield database
+
+
+def open_page(page: str) -> AppTest:
+    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.run()
+    app.switch_page(page).run()
+    assert_clean(app)
+    return app
+
+
+def assert_clean(app: AppTest) -> None:
+    assert not app.exception, [e.value for e in app.exception]
+    assert not app.error, [e.value for e in app.error]
+
+
+def frame_with(app: AppTest, column: str) -> pd.DataFrame:
+    """The one table on the page with this column."""
+    found = [frame.value for frame in app.dataframe if column in frame.value.columns]
+    assert len(found) == 1, [list(frame.value.columns) for frame in app.dataframe]
+    return found[0]
+
+
+def shown(app: AppTest) -> str:
+    parts = [e.value for e in (*app.subheader, *app.markdown, *app.caption, *app.text, *app.success)]
+    return "\n".join(str(p) for p in parts)
+
+
+def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path) -> None:
+    app = open_page("pages/7_Walkthrough.py")
+    headings = [h.value for h in app.subheader]
+    for stage in ("1 ·", "2 ·", "3 ·", "4 ·", "5 ·", "Groups are neighbourhoods"):
+        assert any(h.startswith(stage) for h in headings), headings
+    # Syntax tree, sizes, curve and map are drawn; every chart saves as a named PNG.
+    charts = app.get("plotly_chart")
+    assert len(charts) == 3
+    tree = frame_with(app, "became")
+    assert tree["node"].iloc[0] == "module" and tree["became"].str.startswith("leaf").any()
+
+    # Follow pricing.py: its boundaries, its summarised group, the query's winner.
+    app.selectbox(key="walk:file").set_value("inventory/pricing.py").run()
+    assert_clean(app)
+    leaves = frame_with(app, "node type")
+    assert len(leaves) == 15 and "apply_discount" in " ".join(leaves["scope"])
+    assert "is what stage 1 reads as its text" in shown(app)
+    app.text_input(key="walk:query:inventory/pricing.py").input("take a percentage off a price").run()
+    assert_clean(app)
+    assert "Stage 2\\'s winner is the flat search\\'s winner" in shown(app)
+    assert "apply\\_discount" in shown(app)
+    opened = frame_with(app, "leaves")
+    assert len(opened) == 5 and list(opened["rank"]) == [1, 2, 3, 4, 5]
+
+    # A set with a higher threshold cuts more: the curve and groups follow the set chosen.
+    before = len(frame_with(app, "boundary after leaf"))
+    with Index.open(app_database) as index:
+        index.build(None, Parameters(similarity_drop_threshold=0.8, boundary_rule="threshold"), name="strict")
+    app.run()
+    app.selectbox(key="walk:set").set_value("strict").run()
+    assert_clean(app)
+    assert len(frame_with(app, "boundary after leaf")) > before
+
+
+def metric(app: AppTest, label: str) -> str:
+    for element in app.metric:
+        if element.label == label:
+            return str(element.value)
+    raise AssertionError(f"no metric {label!r}; have {[m.label for m in app.metric]}")
+
+
+def test_tuning_compares_sets_and_asks_before_replacing_one() -> None:
+    app = open_page("pages/3_Similarity.py")
+    assert len(app.get("plotly_chart")) == 1  # the comparison waits until asked for
+    app.toggle(key="tuning:similarity:on").set_value(True).run()
+    app.slider(key="param:similarity:similarity_drop_threshold").set_value(0.7).run()
+    assert_clean(app)
+    before, after = metric(app, "Groups: default → current").split(" → ")
+    assert int(after) > int(before) and int(metric(app, "Split")) > 0
+    assert len(app.get("plotly_chart")) == 2  # the curve, and the two strips
+    changes = frame_with(app, "groups before")
+    assert set(changes["change"]) <= {"split", "merged", "moved"} and len(changes) == int(
+        metric(app, "Split")
+    )
+
+    app.text_input(key="tuning:similarity:name").input("default").run()
+    app.button(key="tuning:similarity:save").click().run()
+    assert "holds the default parameters" in app.warning[0].value
+
+    app.text_input(key="tuning:similarity:name").input("loose").run()
+    app.button(key="tuning:similarity:save").click().run()
+    assert_clean(app)
+    assert "Saved loose" in app.success[0].value
+    app.button(key="tuning:similarity:save").click().run()
+    assert "exists already" in app.warning[0].value
+    app.button(key="tuning:similarity:keep").click().run()
+    assert not app.warning
+    app.button(key="tuning:similarity:save").click().run()
+    app.button(key="tuning:similarity:replace").click().run()
+    assert_clean(app)
+    assert "Saved loose" in app.success[0].value and not app.warning
+
+    app.switch_page("pages/4_Hierarchy.py").run()
+    assert_clean(app)
+    app.toggle(key="tuning:hierarchy:on").set_value(True).run()
+    app.selectbox(key="tuning:hierarchy:after").set_value("loose").run()
+    assert metric(app, "Groups: default → loose") == f"{before} → {after}"
+
+    app.switch_page("pages/5_Query.py").run()
+    app.selectbox(key="tuning:query:first").set_value("default").run()
+    app.selectbox(key="tuning:query:second").set_value("loose").run()
+    app.text_input(key="tuning:query:text").input("take a percentage off a price").run()
+    assert_clean(app)
+    rankings = frame_with(app, "loose ranks it")
+    assert rankings["default"].iloc[0].startswith("inventory.pricing.apply_discount")
+    assert int(metric(app, "Leaves scored, default")) > 0

@@ -1,0 +1,82 @@
+"""The Walkthrough page in a real browser: ``streamlit run`` and headless
+Chromium, the report and a chart downloaded as files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_browser import (  # noqa: F401 - fixtures used by name
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    FIRST_PAGE_MS,
+    PAGE_MS,
+    VIEWPORT,
+    _browser_missing,
+    _check_and_shoot,
+    _settle,
+    artifacts,
+    server,
+)
+
+pytestmark = pytest.mark.browser
+
+
+def require_browser() -> Any:
+    """Playwright's ``sync_playwright``, or a skip (a failure under HSC_REQUIRE_BROWSER=1)."""
+    if not CHROMIUM.exists():
+        _browser_missing(f"{CHROMIUM} is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _browser_missing("the playwright package is not installed")
+    return sync_playwright
+
+
+def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
+    server: tuple[str, Path],  # noqa: F811
+    artifacts: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    sync_playwright = require_browser()
+    url, log = server
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(accept_downloads=True, viewport=VIEWPORT)
+            page = context.new_page()
+            # A link straight to the page works on a fresh server: it indexes the sample first.
+            page.goto(f"{url}/Walkthrough")
+            page.get_by_role("heading", name="Groups are neighbourhoods").wait_for(timeout=FIRST_PAGE_MS)
+            _settle(page, PAGE_MS)
+            plots = page.locator(".js-plotly-plot")
+            assert plots.count() == 3  # leaf sizes, the similarity curve, the leaf map
+            assert page.get_by_text("Stage 1 · the groups opened").count() == 1
+            shot = _check_and_shoot(page, "7_walkthrough", artifacts)
+
+            # The curve saves as a PNG named after the file it shows.
+            curve = plots.nth(1)
+            curve.scroll_into_view_if_needed()
+            curve.hover()
+            with page.expect_download() as png:
+                curve.locator('[data-title="Download plot as a PNG"]').click()
+            assert png.value.suggested_filename.startswith(
+                "similarity-"
+            ) and png.value.suggested_filename.endswith(".png")
+            saved = tmp_path / "curve.png"
+            png.value.save_as(saved)
+            assert saved.read_bytes()[:4] == b"\x89PNG"
+
+            # The report is made on click and opens offline.
+            with page.expect_download(timeout=PAGE_MS) as report:
+                page.get_by_role("button", name="Download a report (HTML)").click()
+            saved = tmp_path / report.value.suggested_filename
+            report.value.save_as(saved)
+            assert saved.name == "hsc-report-inventory_py-default.html"
+            assert "<h2>Sample queries</h2>" in saved.read_text(encoding="utf-8")
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()
+    print("screenshot:", shot)

@@ -1,0 +1,266 @@
+"""The Walkthrough page's sections: one file through the five stages.
+
+Each function draws one stage from :mod:`hsc.explain` data; the page only
+chooses the set, the file and the query.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from hsc import Index
+from hsc.explain import FileWalkthrough, QueryTrace, leaf_map
+from hsc.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
+from hsc.hierarchy import HierarchyPlan
+from hsc.report import build_report
+from ui.text import code_language, line_range, md
+
+
+def plotly(figure: object, name: str, key: str) -> None:
+    """A chart whose camera button saves it as ``name``.png."""
+    st.plotly_chart(figure, key=key, config=chart_config(name))
+
+
+def stage_leaves(walk: FileWalkthrough) -> None:
+    st.subheader("1 · The syntax tree, cut into leaves")
+    st.caption(
+        "tree-sitter parses the file. Walking down from the root, a node whose whole text fits in one leaf "
+        "stops the walk: it *became* that leaf (several small neighbours can share one: they were merged, "
+        "because each was under minimum_chunk_token_length). A node too long for maximum_chunk_token_length "
+        "is *split*: the walk goes on into its children."
+    )
+    tree, leaves = st.columns([3, 4], gap="large")
+    with tree:
+        if walk.outline:
+            st.dataframe(
+                pd.DataFrame(
+                    {
+                        "node": ["\u2003" * n.depth + n.node_type for n in walk.outline],
+                        "lines": [line_range(n.start_line, n.end_line) for n in walk.outline],
+                        "became": [
+                            f"leaf {n.leaf}" if n.role == "leaf" else "split into its children"
+                            for n in walk.outline
+                        ],
+                    }
+                ),
+                hide_index=True,
+                height=420,
+                key="walk:tree",
+            )
+        if walk.outline_note:
+            st.caption(md(f"Syntax tree: {walk.outline_note}."))
+    with leaves:
+        flags = walk.size_flags()
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "leaf": range(len(walk.leaves)),
+                    "scope": [leaf["scope"] for leaf in walk.leaves],
+                    "node type": [leaf["node_type"] for leaf in walk.leaves],
+                    "lines": [line_range(x["start_line"], x["end_line"]) for x in walk.leaves],
+                    "tokens": [int(x["token_count"]) for x in walk.leaves],
+                    "size": [flag or "within limits" for flag in flags],
+                }
+            ),
+            hide_index=True,
+            height=420,
+            key="walk:leaves",
+        )
+    st.markdown("**Each leaf's size against the limits**")
+    plotly(
+        leaf_size_figure(
+            [int(x["token_count"]) for x in walk.leaves],
+            flags,
+            walk.minimum,
+            walk.maximum,
+            walk.leaf_labels(),
+        ),
+        f"leaf-sizes-{walk.path}",
+        "walk:sizes",
+    )
+    counts = {flag: flags.count(flag) for flag in ("under minimum", "at maximum", "over maximum")}
+    st.caption(
+        f"{len(walk.leaves)} leaves. Under the minimum: {counts['under minimum']} (a leaf alone, or between "
+        f"two large ones, has nothing to merge with). At the maximum (within 10% of it, so most likely a "
+        f"piece of a split node): {counts['at maximum']}. Over it: {counts['over maximum']}."
+    )
+
+
+def stage_embeddings(walk: FileWalkthrough, dimension: int) -> None:
+    st.subheader("2 · Each leaf becomes a vector")
+    st.caption(
+        "The embedding model reads each leaf (its scope name, then its code) and returns "
+        f"{dimension} numbers, scaled to length 1. Leaves about the same thing point the same way, "
+        "so the cosine of two vectors (their dot product) says how alike two leaves are. "
+        "The map at the bottom of the page shows them."
+    )
+
+
+def stage_similarity(walk: FileWalkthrough) -> None:
+    st.subheader("3 · Where the topic changes")
+    params = walk.parameters
+    st.caption(
+        "Each leaf is compared with the next one (grey: the raw cosine). One odd leaf should not cut a topic "
+        f"in two, so the curve is averaged over smoothing_window_size = {params.smoothing_window_size} pairs "
+        f"(blue). Where the smoothed curve dips below similarity_drop_threshold = "
+        f"{params.similarity_drop_threshold:.2f}, there is a valley; the boundary_rule = "
+        f"{params.boundary_rule} puts "
+        + (
+            "one boundary in each valley, at its lowest raw similarity (×)."
+            if params.boundary_rule == "valley"
+            else "a boundary at every pair below the threshold (×)."
+        )
+    )
+    if len(walk.similarities) == 0:
+        st.info("This file has a single leaf: there is no neighbour to compare it with, and it is one group.")
+        return
+    labels = walk.leaf_labels()
+    plotly(
+        file_similarity_curve(walk),
+        f"similarity-{walk.path}",
+        "walk:curve",
+    )
+    cuts = np.flatnonzero(walk.boundaries)
+    if len(cuts) == 0:
+        st.caption(
+            "No valley dips below the threshold here: the whole file is one group. Raise the threshold "
+            "(in a saved set) to cut it."
+        )
+        return
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "boundary after leaf": cuts,
+                "between": [f"{labels[i]} → {labels[i + 1]}" for i in cuts],
+                "raw": np.round(walk.similarities[cuts], 3),
+                "smoothed": np.round(walk.smoothed[cuts], 3),
+            }
+        ),
+        hide_index=True,
+        key="walk:boundaries",
+    )
+
+
+def stage_groups(walk: FileWalkthrough) -> None:
+    st.subheader("4 · Groups, and their summaries")
+    limit = walk.parameters.maximum_merged_chunk_token_length
+    st.caption(
+        "The leaves between two boundaries form a mid-level group; its vector is the mean of its leaves'. "
+        f"A group longer than maximum_merged_chunk_token_length = {limit} tokens gets a summary that stands "
+        "in for its text. The file itself is the top-level node above its groups."
+    )
+    for number, group in enumerate(walk.groups):
+        title = (
+            f"Group {number + 1}: leaves {group.first_leaf}–{group.last_leaf}, "
+            f"{line_range(group.start_line, group.end_line)}, {group.token_count} tokens"
+            + (" · summarised" if group.needs_summary else "")
+        )
+        with st.expander(md(title), expanded=number == 0):
+            scopes = [walk.leaves[i]["scope"] for i in range(group.first_leaf, group.last_leaf + 1)]
+            st.text("Leaves: " + ", ".join(scope or "(file level)" for scope in scopes))
+            if group.summary:
+                st.caption(f"Over {limit} tokens, so this summary is what stage 1 reads as its text:")
+                st.code(group.summary, language=None, wrap_lines=True)
+            elif group.needs_summary:
+                st.caption(
+                    "Over the limit, but the saved hierarchy holds no summary for it: rebuild the set."
+                )
+            else:
+                st.caption(f"Within {limit} tokens: the group's own code is its text; no summary needed.")
+    if walk.document_summary:
+        with st.expander("The file's own summary (the top-level node)"):
+            st.code(walk.document_summary, language=None, wrap_lines=True)
+
+
+def stage_query(trace: QueryTrace) -> None:
+    response = trace.response
+    st.caption(
+        f"Stage 1 ranks the {trace.group_count} groups by their vectors (an HNSW index) and opens the best "
+        f"{len(trace.opened)}; stage 2 scores only the {response.leaves_compared} leaves inside them, "
+        f"where the flat search scores all {trace.leaf_count}."
+    )
+    if not response.results:
+        st.info("Nothing was found: the index has no groups.")
+        return
+    opened, picked = st.columns([2, 3], gap="large")
+    with opened:
+        st.markdown("**Stage 1 · the groups opened**")
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "rank": [g.rank for g in response.groups],
+                    "score": [round(g.score, 3) for g in response.groups],
+                    "group": [f"{g.path} {line_range(g.start_line, g.end_line)}" for g in response.groups],
+                    "leaves": [g.leaf_count for g in response.groups],
+                }
+            ),
+            hide_index=True,
+            key="walk:opened",
+        )
+    with picked:
+        st.markdown("**Stage 2 · the leaves in them, and the flat search**")
+        rows = []
+        for staged, flat in zip(response.results[:5], response.flat[:5]):
+            rows.append(
+                {
+                    "two-stage": f"{staged.scope} ({staged.score:.3f})",
+                    "flat": f"{flat.scope} ({flat.score:.3f})",
+                    "flat leaf's group rank": trace.flat_group_rank[flat.leaf_id],
+                    "reached": "yes" if trace.flat_reached[flat.leaf_id] else "no",
+                }
+            )
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="walk:rankings")
+    winner, best = response.results[0], response.flat[0]
+    if trace.same_winner:
+        verdict = (
+            f"Stage 2's winner is the flat search's winner: {winner.scope} ({winner.path}), found by "
+            f"reading {response.leaves_compared} of {trace.leaf_count} leaves."
+        )
+    else:
+        rank = trace.flat_group_rank[best.leaf_id]
+        verdict = f"Stage 2's winner is {winner.scope}; the flat search's is {best.scope}, " + (
+            "which stage 2 ranked lower."
+            if trace.flat_reached[best.leaf_id]
+            else f"whose group ranks #{rank} of {trace.group_count}: stage 1 opened only "
+            f"{len(trace.opened)}, so it never got there."
+        )
+    st.success(md(verdict))
+    st.code(winner.text, language=code_language(winner.language), wrap_lines=True)
+
+
+def neighbourhood_map(plan: HierarchyPlan, walk: FileWalkthrough) -> None:
+    st.subheader("Groups are neighbourhoods")
+    start, end = walk.leaf_rows
+    mapped = leaf_map(plan, keep=np.arange(start, end))
+    table = plan.table
+    labels = [f"{table.scopes[r]} · {table.paths[table.file_index[r]]}" for r in mapped.rows]
+    plotly(
+        leaf_map_figure(mapped, labels, np.arange(start, end), "Leaf vectors on their two main axes (PCA)"),
+        "leaf-map",
+        "walk:map",
+    )
+    sampled = f" (a random {len(mapped.rows)} of {len(table)}, with this file's)" if mapped.sampled else ""
+    own, other = mapped.own_group_similarity, mapped.other_group_similarity
+    st.caption(
+        f"Every leaf{sampled}, coloured by its group (colours repeat every ten groups); this file's leaves "
+        f"are large. A leaf's cosine with its own group's vector averages {own:.2f}, with a random other "
+        f"group's {other:.2f}: groups gather leaves that lie close together, which is why stage 1 can rank "
+        f"groups instead of leaves. Two axes keep only {sum(mapped.explained):.0%} of the variance, so "
+        "neighbours on the map are a hint, the cosine the proof."
+    )
+
+
+def report_download(index: Index, hierarchy_id: int, set_name: str, repository_name: str) -> None:
+    """A button that writes the one-page HTML report of this set (made when clicked)."""
+    st.download_button(
+        "Download a report (HTML)",
+        data=lambda: build_report(index, hierarchy_id),
+        file_name=f"hsc-report-{repository_name}-{set_name}.html",
+        mime="text/html",
+        on_click="ignore",
+        key="walk:report",
+        icon=":material/download:",
+        help="One page: counts, parameters, similarity, hierarchy and sample queries; opens offline.",
+    )
