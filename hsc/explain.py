@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tree_sitter_language_pack import get_parser
 
 from hsc.api import Index, QueryResponse
 from hsc.hierarchy import HierarchyPlan
 from hsc.params import Parameters, with_values
+from hsc.parse import parser_for
 
 # The outline stops here: a class follows a few hundred nodes, not a whole tree.
 MAX_OUTLINE_NODES = 400
@@ -125,7 +125,7 @@ def syntax_outline(
     the nodes in document order and a note when the tree was cut short.
     """
     try:
-        parser = get_parser(language)  # type: ignore[arg-type]
+        parser = parser_for(language)
     except Exception:  # noqa: BLE001 - no grammar: the caller says the file was cut as text
         return [], f"no tree-sitter grammar for {language}"
     data = source.encode("utf-8")

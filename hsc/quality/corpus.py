@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hsc.ingest import walk_repository
-from hsc.parse import _parser
+from hsc.parse import parser_for
 
 MIN_WORDS = 4
 MIN_LINES = 5
@@ -172,7 +172,7 @@ def _name(node: Any) -> str:
 def find_docs(data: bytes, language: str) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
     """Functions with their doc text, and every doc byte range to blank
     (functions', classes' and modules' alike)."""
-    tree = _parser(language).parse(data)
+    tree = parser_for(language).parse(data)
     functions: list[tuple[Any, str]] = []
     blanks: list[tuple[int, int]] = []
     stack = [tree.root_node]
