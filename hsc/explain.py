@@ -278,7 +278,8 @@ def trace_query(index: Index, text: str, hierarchy_id: int, plan: HierarchyPlan 
     the history) and rank every group exactly, to say why a leaf was missed."""
     response = index.query(text, hierarchy_id=hierarchy_id, record=False)
     plan = plan or hierarchy_plan(index, hierarchy_id)
-    group_scores = plan.group_vectors @ index.embed_query(text)
+    repository_id = int(index.hierarchy(hierarchy_id)["repository_id"])
+    group_scores = plan.group_vectors @ index.embed_query(text, repository_id)
     rank_of_group = np.empty(len(group_scores), dtype=np.int64)
     rank_of_group[np.argsort(-group_scores, kind="stable")] = np.arange(1, len(group_scores) + 1)
     row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(plan.table.leaf_ids)}

@@ -29,7 +29,8 @@ def main() -> None:
             print("paused", flush=True)
             time.sleep(600)
 
-    with Index.open(database, Settings(summariser="digest")) as index:
+    # The same encoder as the tests' in-process runs (the session fixture is torch).
+    with Index.open(database, Settings(summariser="digest", embedding_backend="torch")) as index:
         index.index(repository, Parameters(embedding_batch_size=batch), progress=pause_at)
     print("finished", flush=True)
 

@@ -66,7 +66,7 @@ def test_every_spec_has_its_own_cache_key():
     # auto keeps the backend that made a repository's vectors; a named one wins.
     assert resolve_spec(Settings(), "all-MiniLM-L6-v2") == torch_spec
     assert resolve_spec(Settings(embedding_backend="onnx"), "all-MiniLM-L6-v2").backend == "onnx"
-    with pytest.raises(ValueError, match="unknown embedding_backend"):
+    with pytest.raises(ValueError, match="embedding_backend must be"):
         resolve_spec(Settings(embedding_backend="tpu"), None)
 
 

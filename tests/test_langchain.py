@@ -41,7 +41,7 @@ def test_retriever_invoke_every_mode(indexed_samples) -> None:
         assert meta["parent_id"] == index.node(meta["node_id"]).parent_id
         assert meta["parent_summary"] == index.node(meta["parent_id"]).summary
         assert meta["mode"] == mode and meta["score"] >= documents[1].metadata["score"]
-        assert (meta["parent_score"] is None) == (mode == "flat")
+        assert (meta["parent_score"] is None) == (mode in ("flat", "hybrid-flat"))
 
 
 def test_retriever_in_an_lcel_chain(indexed_samples) -> None:

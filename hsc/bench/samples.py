@@ -41,7 +41,8 @@ def bench_samples(
         index.index(SAMPLE_REPOS / name)
         tables[name] = index.leaf_table(index.repository_id(SAMPLE_REPOS / name))
     for case in cases:
-        query_vectors[case["query"]] = index.embed_query(case["query"])
+        repository_id = index.repository_id(SAMPLE_REPOS / case["repo"])
+        query_vectors[case["query"]] = index.embed_query(case["query"], repository_id)
 
     def hits(table: LeafTable, rows: list[int], case: dict[str, str]) -> list[bool]:
         return [
