@@ -104,6 +104,7 @@ def prepare(
     files = {p: (root / p).read_text(encoding="utf-8", errors="replace") for p in sorted(set(table.paths))}
     info = {
         "source": name,
+        "root": str(root),
         "files": built.files,
         "functions_with_docs": built.functions,
         "queries": len(built.targets),
