@@ -18,8 +18,14 @@ import streamlit as st
 from hsc import Index
 from hsc.figures import chart_config
 from hsc.quality.catalog import SYSTEM_NAMES, SYSTEMS, expected_seconds
-from hsc.quality.corpus import MIN_QUERIES, QUICK_PACKAGES, STDLIB_PACKAGES, CorpusSurvey, survey_corpus
-from hsc.quality.corpus import stdlib_sources as _stdlib_sources
+from hsc.quality.corpus import (
+    MIN_QUERIES,
+    QUICK_PACKAGES,
+    STDLIB_PACKAGES,
+    CorpusSurvey,
+    stdlib_sources,
+    survey_corpus,
+)
 from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, sweep_heatmap
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
 from hsc.quality.sweep import Options, run_quality
@@ -50,7 +56,7 @@ class Choice:
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the docstrings…")
 def _survey(path: str | None, packages: tuple[str, ...]) -> CorpusSurvey:
-    sources = _stdlib_sources(packages) if path is None else [(Path(path), "")]
+    sources = stdlib_sources(packages) if path is None else [(Path(path), "")]
     return survey_corpus(sources)
 
 
@@ -176,7 +182,7 @@ def systems_frame(result: dict[str, Any]) -> pd.DataFrame:
     return frame.rename(columns=lambda c: c.replace("_at_", "@").replace("_", " "))
 
 
-def show_run(index: Index, result: dict[str, Any], run_id: int) -> None:
+def show_run(result: dict[str, Any], run_id: int) -> None:
     """A saved run: its table, the frontier, the sweep's heatmap and one query at a time."""
     corpus = result["corpus"]
     st.caption(
@@ -256,10 +262,16 @@ def one_query(result: dict[str, Any]) -> None:
     if number is None or number not in numbers:
         return
     target = result["targets"][number]
-    st.markdown(f"**{md(target['query'])}** → `{target['name']}` in {md(target['path'])}, "
-                f"{line_range(target['start_line'], target['end_line'])}")
+    st.markdown(
+        f"**{md(target['query'])}** → `{target['name']}` in {md(target['path'])}, "
+        f"{line_range(target['start_line'], target['end_line'])}"
+    )
     details = pd.DataFrame(explain_query(result, number))
-    shown = [c for c in ("system", "rank", "why", "scored", "groups_opened", "group_rank", "group_rank_exact", "top") if c in details]
+    shown = [
+        c
+        for c in ("system", "rank", "why", "scored", "groups_opened", "group_rank", "group_rank_exact", "top")
+        if c in details
+    ]
     details = details[shown].rename(
         columns={
             "groups_opened": "groups opened",
@@ -302,9 +314,7 @@ def compare(index: Index, runs: list[dict[str, Any]]) -> None:
     st.dataframe(pd.DataFrame(compared["systems"]), hide_index=True)
     system = st.selectbox("System", compared["shared_systems"], key="evaluate:compare-system")
     compared = compare_runs(a["result"], b["result"], system)
-    st.caption(
-        f"{compared['shared_queries']} queries were asked in both runs. Δ: run 2 minus run 1."
-    )
+    st.caption(f"{compared['shared_queries']} queries were asked in both runs. Δ: run 2 minus run 1.")
     found_first, found_second = st.columns(2)
     found_first.markdown(f"**Found by run 1 only** ({len(compared['only_first'])})")
     found_first.dataframe(pd.DataFrame(compared["only_first"]), hide_index=True)

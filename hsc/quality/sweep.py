@@ -88,19 +88,25 @@ def prepare(
     if not built.targets:
         raise ValueError(f"no usable docstrings or doc comments in {name}")
     index = Index.open(options.out / "index.db", settings, embedder=embedder)
-    started = time.perf_counter()
-    indexed = index.index(root, params, progress=_progress(report, progress))
-    index_seconds = time.perf_counter() - started
-    repository_id = indexed.repository_id
-    table = index.leaf_table(repository_id)
-    text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
-    texts = [text_of[int(i)] for i in table.leaf_ids]
-    index.store.sync_leaf_terms(repository_id, term_text)
-    model = (index.store.repository(repository_id) or {}).get("embedding_model") or settings.embedding_model
-    embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
-    corpus = Corpus(table, texts, index.store, repository_id, embed)
-    report(f"embedding {len(built.targets)} queries")
-    query_vectors = embed([t.query for t in built.targets])
+    try:  # closed by the caller once the run is scored (run_quality), or here on a failure
+        started = time.perf_counter()
+        indexed = index.index(root, params, progress=_progress(report, progress))
+        index_seconds = time.perf_counter() - started
+        repository_id = indexed.repository_id
+        table = index.leaf_table(repository_id)
+        text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
+        texts = [text_of[int(i)] for i in table.leaf_ids]
+        index.store.sync_leaf_terms(repository_id, term_text)
+        model = (index.store.repository(repository_id) or {}).get(
+            "embedding_model"
+        ) or settings.embedding_model
+        embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
+        corpus = Corpus(table, texts, index.store, repository_id, embed)
+        report(f"embedding {len(built.targets)} queries")
+        query_vectors = embed([t.query for t in built.targets])
+    except BaseException:
+        index.close()
+        raise
     files = {p: (root / p).read_text(encoding="utf-8", errors="replace") for p in sorted(set(table.paths))}
     info = {
         "source": name,
@@ -235,6 +241,21 @@ def run_quality(
     # Shares of the bar: indexing (embedding) first, then the systems, then the sweep.
     indexing, scoring = (0.4, 0.45) if options.sweep else (0.5, 0.5)
     prepared = prepare(options, report, embedder, lambda f, m: tell(indexing * f, m))
+    try:
+        return _scored(options, systems, prepared, report, tell, indexing, scoring)
+    finally:
+        prepared.corpus.store.close()
+
+
+def _scored(
+    options: Options,
+    systems: tuple[str, ...],
+    prepared: Prepared,
+    report: Report,
+    tell: Progress,
+    indexing: float,
+    scoring: float,
+) -> dict[str, Any]:
     table = []
     built = main_systems(prepared, report, systems)
     for number, name in enumerate(systems):
