@@ -120,16 +120,16 @@ def choose_options(choice: Choice) -> Options:
         help="; ".join(f"{name}: {SYSTEMS[name].about}" for name in SYSTEM_NAMES),
     )
     swept = st.checkbox(
-        "Sweep threshold × window × stage 1 (about 100 more configurations; seconds at this size)",
+        "Sweep threshold × window × stage 1 (about 100 more configurations, scored on the cached vectors)",
         value=True,
         key="evaluate:sweep",
     )
-    first = expected_seconds(choice.survey.bytes, systems)
+    first, rerun = expected_seconds(choice.survey.bytes, systems, int(queries), swept)
     embedding = sorted({SYSTEMS[n].embeds for n in systems} - {""})
     st.caption(
         f"Expect about {duration(first)} the first time this corpus is run (embedding dominates"
         + (f"; {', '.join(embedding)} are embedded as well" if embedding else "")
-        + "), a few seconds afterwards: every vector is cached. Runs use the sidebar's parameters."
+        + f"), about {duration(rerun)} afterwards: every vector is cached. Runs use the sidebar's parameters."
     )
     return Options(
         path=choice.path,

@@ -62,6 +62,7 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
 
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
+    from hsc.quality.catalog import SYSTEM_NAMES
     from hsc.quality.report import write_run
     from hsc.quality.sweep import Options, run_quality
 
@@ -72,6 +73,7 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         out=Path(args.out),
         overrides=parse_assignments(args.set or []),
         sweep=not args.no_sweep,
+        systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
     result["files"] = write_run(result, Path(args.out) / "run", png=not args.no_png)
@@ -134,6 +136,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
+    parser.add_argument(
+        "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
+    )
     parser.add_argument("--db", help="an existing index (teaching)")
 
 

@@ -186,21 +186,28 @@ SYSTEMS: dict[str, Entry] = {
 SYSTEM_NAMES = tuple(SYSTEMS)
 
 
-# Measured with `bench quality` on logging, json and concurrent (215 kB, 400 leaves; 2 cores,
-# shared): the int8 encoder embedded about 30 texts a second, a leaf is about 540 bytes, and
-# the extra texts per leaf are the windows' 0.65, the groups' 0.2 and the contextual leaves' 1.
-EMBEDDED_PER_SECOND = 30.0
+# Measured on the Evaluate page (2 cores, shared) with logging, json and concurrent (215 kB,
+# 400 leaves) and 150 queries: a first run took 40 s, reruns with every vector cached 2.2 s without
+# the sweep and 11-13 s with it. So about 20 texts embedded a second, a leaf is about 540 bytes, the
+# sweep about 70 ms a query; the extra texts per leaf are the windows' 0.65, the groups' 0.2 and
+# the contextual leaves' 1 (`bench quality`, same corpus).
+EMBEDDED_PER_SECOND = 20.0
 BYTES_PER_LEAF = 540
+RERUN_SECONDS = 2.2
+SWEEP_SECONDS_PER_QUERY = 0.07
 EXTRA_TEXTS_PER_LEAF = {"token windows": 0.65, "group texts": 0.2, "contextual leaves": 1.0}
 
 
-def expected_seconds(corpus_bytes: int, names: Iterable[str]) -> float:
-    """A rough time for a first run of ``names`` on a corpus of ``corpus_bytes``
-    (embedding dominates; a rerun finds its vectors cached and takes seconds)."""
+def expected_seconds(
+    corpus_bytes: int, names: Iterable[str], queries: int, sweep: bool
+) -> tuple[float, float]:
+    """Rough times of a first run (embedding dominates) and of a rerun (every vector
+    cached) of ``names`` on a corpus of ``corpus_bytes`` with ``queries`` queries."""
     leaves = corpus_bytes / BYTES_PER_LEAF
     extra = {SYSTEMS[n].embeds for n in check_names(names)} - {""}
-    texts = leaves * (1 + sum(EXTRA_TEXTS_PER_LEAF[kind] for kind in extra))
-    return texts / EMBEDDED_PER_SECOND
+    texts = leaves * (1 + sum(EXTRA_TEXTS_PER_LEAF[kind] for kind in extra)) + queries
+    rerun = RERUN_SECONDS * leaves / 400 + (SWEEP_SECONDS_PER_QUERY * queries if sweep else 0.0)
+    return texts / EMBEDDED_PER_SECOND + rerun, rerun
 
 
 def check_names(names: Iterable[str]) -> tuple[str, ...]:
