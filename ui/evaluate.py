@@ -19,6 +19,7 @@ from hsc import Index
 from hsc.figures import chart_config
 from hsc.quality.catalog import SYSTEM_NAMES, SYSTEMS, expected_seconds
 from hsc.quality.corpus import (
+    LANGUAGES,
     MIN_QUERIES,
     QUICK_PACKAGES,
     STDLIB_PACKAGES,
@@ -33,7 +34,7 @@ from hsc.retrieve import RETRIEVAL_MODES
 from hsc.views import duration
 from ui.context import active_repository, database_path
 from ui.params import current_parameters
-from ui.text import line_range, md
+from ui.text import code_language, line_range, md
 
 # The default number of queries: a cached rerun takes seconds, a first run well under a minute.
 DEFAULT_QUERIES = 150
@@ -179,7 +180,12 @@ def run_label(run: dict[str, Any]) -> str:
 
 def systems_frame(result: dict[str, Any]) -> pd.DataFrame:
     frame = pd.DataFrame([{c: row.get(c) for c in TABLE_COLUMNS} for row in result["systems"]])
-    return frame.rename(columns=lambda c: c.replace("_at_", "@").replace("_", " "))
+    return frame.rename(columns=column_name)
+
+
+def column_name(key: str) -> str:
+    """A result key as a column heading: "recall_at_10" -> "recall@10"."""
+    return key.replace("_at_", "@").replace("_", " ")
 
 
 def show_run(result: dict[str, Any], run_id: int) -> None:
@@ -187,7 +193,8 @@ def show_run(result: dict[str, Any], run_id: int) -> None:
     corpus = result["corpus"]
     st.caption(
         f"{md(corpus['source'])}: {corpus['queries']} queries over {corpus['leaves']} leaves, "
-        f"model {md(corpus['model'])}; indexing took {result['index_s']} s."
+        f"model {md(corpus['model'])}; indexing took {result['index_s']} s "
+        f"({corpus.get('files_embedded', 0)} leaves embedded, the others cached)."
     )
     st.dataframe(systems_frame(result), hide_index=True)
     st.caption(
@@ -266,10 +273,12 @@ def one_query(result: dict[str, Any]) -> None:
         f"**{md(target['query'])}** → `{target['name']}` in {md(target['path'])}, "
         f"{line_range(target['start_line'], target['end_line'])}"
     )
-    details = pd.DataFrame(explain_query(result, number))
+    explained = explain_query(result, number)
+    st.markdown("\n".join(f"- **{md(row['system'])}**: {md(row['why'])}" for row in explained))
+    details = pd.DataFrame(explained)
     shown = [
         c
-        for c in ("system", "rank", "why", "scored", "groups_opened", "group_rank", "group_rank_exact", "top")
+        for c in ("system", "rank", "scored", "groups_opened", "group_rank", "group_rank_exact", "top")
         if c in details
     ]
     details = details[shown].rename(
@@ -289,7 +298,8 @@ def one_query(result: dict[str, Any]) -> None:
     if source.is_file():
         lines = source.read_text(encoding="utf-8", errors="replace").splitlines()
         with st.expander("The target function (as indexed: its docstring blanked)"):
-            st.code("\n".join(lines[target["start_line"] - 1 : target["end_line"]]), language="python")
+            language = code_language(LANGUAGES.get(source.suffix, ""))
+            st.code("\n".join(lines[target["start_line"] - 1 : target["end_line"]]), language=language)
 
 
 def compare(index: Index, runs: list[dict[str, Any]]) -> None:
@@ -311,7 +321,7 @@ def compare(index: Index, runs: list[dict[str, Any]]) -> None:
     if not compared["shared_systems"]:
         st.caption("The two runs have no system in common.")
         return
-    st.dataframe(pd.DataFrame(compared["systems"]), hide_index=True)
+    st.dataframe(pd.DataFrame(compared["systems"]).rename(columns=column_name), hide_index=True)
     system = st.selectbox("System", compared["shared_systems"], key="evaluate:compare-system")
     compared = compare_runs(a["result"], b["result"], system)
     st.caption(f"{compared['shared_queries']} queries were asked in both runs. Δ: run 2 minus run 1.")
