@@ -17,7 +17,7 @@ import streamlit as st
 
 from hsc import Index
 from hsc.figures import chart_config
-from hsc.quality.catalog import SYSTEM_NAMES, SYSTEMS, expected_seconds
+from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, SYSTEMS, expected_seconds
 from hsc.quality.corpus import (
     LANGUAGES,
     MIN_QUERIES,
@@ -29,17 +29,13 @@ from hsc.quality.corpus import (
 )
 from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, sweep_heatmap
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
-from hsc.quality.sweep import Options, run_quality
+from hsc.quality.sweep import QUICK_QUERIES, Options, run_quality
 from hsc.retrieve import RETRIEVAL_MODES
 from hsc.views import duration
 from ui.context import active_repository, database_path
 from ui.params import current_parameters
 from ui.text import code_language, line_range, md
 
-# The default number of queries: a cached rerun takes seconds, a first run well under a minute.
-DEFAULT_QUERIES = 150
-# Systems that embed nothing beyond the leaves: the default choice (seconds, not minutes).
-QUICK_SYSTEMS = tuple(name for name in SYSTEM_NAMES if not SYSTEMS[name].embeds)
 CHOSEN_RUN = "evaluate:run"
 # One benchmark at a time per server: runs share the corpus folder and its index.
 _RUNNING = threading.Lock()
@@ -108,7 +104,7 @@ def choose_options(choice: Choice) -> Options:
         "Queries",
         min_value=MIN_QUERIES,
         max_value=choice.survey.queries,
-        value=min(DEFAULT_QUERIES, choice.survey.queries),
+        value=min(QUICK_QUERIES, choice.survey.queries),
         step=50,
         key="evaluate:queries",
         help="Drawn at random (seed 0) from the available ones: the same corpus gives the same queries.",

@@ -86,6 +86,12 @@ def _app(args: argparse.Namespace) -> dict[str, Any]:
     return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
 
 
+def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.evaluate import bench_evaluate
+
+    return bench_evaluate()
+
+
 def _teaching(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.teaching import bench_teaching
 
@@ -107,6 +113,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
+    "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
 # ``perf`` runs these in turn.

@@ -184,6 +184,8 @@ SYSTEMS: dict[str, Entry] = {
     ),
 }
 SYSTEM_NAMES = tuple(SYSTEMS)
+# The systems that embed nothing beyond the leaves: an interactive run's default (seconds, not minutes).
+QUICK_SYSTEMS = tuple(name for name in SYSTEM_NAMES if not SYSTEMS[name].embeds)
 
 
 # Measured on the Evaluate page (2 cores, shared) with logging, json and concurrent (215 kB,

@@ -21,14 +21,25 @@ from hsc.hierarchy import plan_hierarchy
 from hsc.lexical import term_text
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
-from hsc.quality.catalog import SYSTEM_NAMES, check_names, group_stats, main_systems
+from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, check_names, group_stats, main_systems
 from hsc.quality.corpus import Target, is_hit
 from hsc.quality.metrics import first_hit, summarise
 from hsc.quality.systems import Corpus, Flat, System, TwoStage, cached_embedder, describe
 
-__all__ = ["Options", "Prepared", "evaluate", "main_systems", "prepare", "run_quality", "sweep"]
+__all__ = [
+    "Options",
+    "Prepared",
+    "evaluate",
+    "main_systems",
+    "prepare",
+    "quick_options",
+    "run_quality",
+    "sweep",
+]
 
 K = 10
+# An interactive run's queries: a first run well under a minute on QUICK_PACKAGES (README, The app).
+QUICK_QUERIES = 150
 Report = Callable[[str], None]
 # fraction of the run done (0..1), what is happening
 Progress = Callable[[float, str], None]
@@ -45,6 +56,14 @@ class Options:
     packages: tuple[str, ...] = corpus_module.STDLIB_PACKAGES  # the standard library's, when path is None
     params: Parameters | None = None  # the parameters to run with (default: Parameters() + overrides)
     systems: tuple[str, ...] = SYSTEM_NAMES  # which systems of the main table to run
+
+
+def quick_options(out: Path) -> Options:
+    """The app's default run: a few standard-library packages, 150 queries, the
+    systems that embed nothing beyond the leaves, and the sweep (writes under ``out``)."""
+    return Options(
+        packages=corpus_module.QUICK_PACKAGES, queries=QUICK_QUERIES, out=out, systems=QUICK_SYSTEMS
+    )
 
 
 @dataclass
