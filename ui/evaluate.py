@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index
+from hsc.dbfile import StoreError
 from hsc.figures import chart_config
 from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, SYSTEMS, expected_seconds
 from hsc.quality.corpus import (
@@ -159,7 +160,7 @@ def run(index: Index, options: Options) -> int | None:
             result = run_quality(
                 options, report=lambda m: progress(done[0], m), embedder=index.embedder, progress=progress
             )
-        except (OSError, ValueError) as error:
+        except (OSError, ValueError, StoreError) as error:  # a folder gone, no queries, a busy index
             bar.empty()
             st.warning(f"The evaluation stopped: {md(error)}")
             return None
