@@ -143,3 +143,33 @@ def test_runs_are_saved_listed_compared_and_deleted(tmp_path):
         assert index.quality_run(first) is None and [r["id"] for r in index.quality_runs()] == [second]
     with Index.open(tmp_path / "runs.db") as reopened:  # on disk, not in memory
         assert reopened.quality_run(second)["result"]["systems"][0]["ranks"][found] is None
+
+
+def test_the_current_point_comes_from_the_table_or_a_matching_sweep_row():
+    from dataclasses import asdict, replace
+
+    from hsc.params import Parameters
+    from hsc.quality.runs import current_point
+
+    ran = Parameters()
+    row = {"system": "two-stage", "recall_at_10": 0.7, "leaves_scored_share": 0.1}
+    swept = {
+        "system": "two-stage+share",
+        "similarity_drop_threshold": 0.8,
+        "smoothing_window_size": ran.smoothing_window_size,
+        "boundary_rule": ran.boundary_rule,
+        "mid_level_top_k": ran.mid_level_top_k,
+        "leaf_share": ran.stage1_leaf_share,
+        "recall_at_10": 0.6,
+        "leaves_scored_share": 0.12,
+    }
+    result = {"parameters": asdict(ran), "systems": [row], "sweep": [swept]}
+    assert current_point(result, asdict(ran), "two-stage")["source"] == "this run's table"
+    moved = asdict(replace(ran, similarity_drop_threshold=0.8))
+    assert current_point(result, moved, "two-stage") == {
+        "recall_at_10": 0.6,
+        "leaves_scored_share": 0.12,
+        "source": "the sweep",
+    }
+    assert current_point(result, asdict(replace(ran, similarity_drop_threshold=0.7)), "two-stage") is None
+    assert current_point(result, moved, "hybrid") is None  # the sweep holds two-stage rows only
