@@ -52,7 +52,8 @@ class Choice:
     survey: CorpusSurvey
 
 
-@st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the docstrings…")
+# Parsing a large repository takes seconds: kept ten minutes, like a folder survey kept a minute.
+@st.cache_data(ttl=600, max_entries=16, show_spinner="Counting the docstrings…")
 def _survey(path: str | None, packages: tuple[str, ...]) -> CorpusSurvey:
     sources = stdlib_sources(packages) if path is None else [(Path(path), "")]
     return survey_corpus(sources)
@@ -75,7 +76,8 @@ def choose_corpus(index: Index) -> Choice | None:
         if not packages:
             st.warning("Choose at least one package.")
             return None
-        choice = Choice(None, tuple(packages), "standard library", _survey(None, tuple(packages)))
+        label = "standard library: " + ", ".join(packages)
+        choice = Choice(None, tuple(packages), label, _survey(None, tuple(packages)))
     else:
         assert repository is not None
         root = Path(repository["root"])
@@ -107,7 +109,7 @@ def choose_options(choice: Choice) -> Options:
         max_value=choice.survey.queries,
         value=min(QUICK_QUERIES, choice.survey.queries),
         step=50,
-        key="evaluate:queries",
+        key=f"evaluate:queries:{choice.label}",  # each corpus has its own maximum
         help="Drawn at random (seed 0) from the available ones: the same corpus gives the same queries.",
     )
     systems = right.multiselect(
