@@ -19,6 +19,7 @@ from hsc.summarize import (
 )
 from hsc.views import folders_of, hierarchy_tree, keep_end, place_counts
 from ui.charts import group_size_figure, hierarchy_figure
+from ui.tuning import save_form
 
 index = ui.page_setup("Hierarchy")
 st.title("Hierarchy")
@@ -185,7 +186,7 @@ with detail:
 
 # -- summaries with Ollama -----------------------------------------------------------------------------
 st.subheader("Summaries")
-st.text(f"Summariser in use: {index.summariser_description()}")
+st.text(f"Summariser in use: {ui.summariser_text(index)}")
 ollama = st.columns([2, 1, 1], vertical_alignment="bottom")
 host = ollama[0].text_input(
     "Ollama host", value=index.settings.ollama_host or DEFAULT_OLLAMA_HOST, key="hierarchy:ollama_host"
@@ -225,15 +226,9 @@ st.caption(
     "Save the sidebar's parameters as a named hierarchy (it is built and summarised now, and queries can "
     "use it), then compare two sets: how many groups each makes, how big they are, which leaves moved."
 )
-save = st.columns([2, 1, 1], vertical_alignment="bottom")
-new_name = save[0].text_input("Name", value="tuned", key="hierarchy:new_name", max_chars=60)
-if save[1].button("Save current parameters", type="primary", key="hierarchy:save"):
-    if not new_name.strip():
-        st.warning("Give the parameter set a name.")
-    else:
-        ui.run_build(index, repository_id, ui.current_parameters(), new_name.strip())
-        st.rerun()
-if save[2].button(
+# Asks before replacing a set of that name; "default" only ever holds the default parameters.
+save_form(index, repository_id, ui.current_parameters(), "hierarchy", label="Save current parameters")
+if st.button(
     "Load this set into the sidebar",
     key="hierarchy:load",
     help=ui.md(f"Copy the parameters of {chosen_name} into the sidebar."),

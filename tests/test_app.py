@@ -179,8 +179,8 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
     app.slider(key=THRESHOLD_SLIDER).set_value(0.9).run()
     assert_clean(app)
     assert int(metric(app, "Topic boundaries")) > default_boundaries
-    # One widget per parameter on a page: the sidebar shows what the slider set.
-    assert "similarity_drop_threshold = 0.9 (set on this page)" in texts(app, sidebar=True)
+    # One widget per parameter on a page: the sidebar points to the slider.
+    assert "similarity_drop_threshold: set on this page" in texts(app, sidebar=True)
 
     app.slider(key=THRESHOLD_SLIDER).set_value(0.05).run()
     assert int(metric(app, "Topic boundaries")) < default_boundaries
@@ -188,8 +188,6 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
     app.slider(key=WINDOW_SLIDER).set_value(5).run()
     assert_clean(app)
     assert app.session_state["hsc_parameters"]["smoothing_window_size"] == 5
-    preview_ms = float(metric(app, "Preview took").split()[0])
-    assert preview_ms < 1000
 
     # One file instead of the whole repository.
     view = app.selectbox(key="similarity:view")
@@ -212,7 +210,7 @@ def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     assert "Summariser in use" in texts(app)
 
     sidebar_input(app, "similarity_drop_threshold").set_value(0.7).run()
-    app.text_input(key="hierarchy:new_name").input("strict").run()
+    app.text_input(key="hierarchy:name").input("strict").run()
     app.button(key="hierarchy:save").click().run()
     assert_clean(app)
     names = set(app.dataframe[2].value["name"])

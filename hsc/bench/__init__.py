@@ -81,7 +81,13 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
 def _app(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.app import bench_app
 
-    return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
+    return bench_app(
+        args.leaves or 20_000,
+        Path(args.path) if args.path else None,
+        steps=args.steps,
+        database=Path(args.db) if args.db else None,
+        against=Path(args.against) if args.against else None,
+    )
 
 
 def _teaching(args: argparse.Namespace) -> dict[str, Any]:
@@ -134,7 +140,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
-    parser.add_argument("--db", help="an existing index (teaching)")
+    parser.add_argument("--db", help="an existing index (teaching); app: the index to reuse, or build there")
+    parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
+    parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
 
 
 def _format(result: dict[str, Any]) -> str:
