@@ -87,6 +87,7 @@ def _app(args: argparse.Namespace) -> dict[str, Any]:
         steps=args.steps,
         database=Path(args.db) if args.db else None,
         against=Path(args.against) if args.against else None,
+        pages=not args.no_pages,
     )
 
 
@@ -143,6 +144,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", help="an existing index (teaching); app: the index to reuse, or build there")
     parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
     parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
+    parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
 
 
 def _format(result: dict[str, Any]) -> str:
