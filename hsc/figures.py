@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from hsc.explain import FileWalkthrough, LeafMap
 from hsc.hierarchy import HierarchyPlan
+from hsc.views import counts_per_bucket, keep_end, min_max_envelope
 
 RAW_COLOUR = "#9aa5b1"
 SMOOTHED_COLOUR = "#1f77b4"
@@ -128,7 +129,10 @@ def similarity_curve(
     topic = boundaries & filled
     # The valley rule places each boundary at the dip's lowest raw similarity, the
     # threshold rule at every smoothed pair below: mark it on the curve that decided.
-    decided_by = similarities if rule == "valley" else smoothed
+    # Four decimals are all a hover shows (and a third of the bytes of a full float).
+    shown_raw, shown_smoothed = np.round(similarities, 4), np.round(smoothed, 4)
+    decided_by = shown_raw if rule == "valley" else shown_smoothed
+    value_only = "%{fullData.name}: %{y:.3f}<extra></extra>"
     edges = x[~filled]
     data: list[dict[str, Any]] = [
         {
@@ -144,7 +148,7 @@ def similarity_curve(
         {
             "type": kind,
             "x": x,
-            "y": similarities,
+            "y": shown_raw,
             "name": "raw similarity",
             "mode": "lines+markers",
             "customdata": custom,
@@ -155,21 +159,20 @@ def similarity_curve(
         {
             "type": kind,
             "x": x,
-            "y": smoothed,
+            "y": shown_smoothed,
             "name": f"smoothed (window {window})",
             "mode": "lines",
-            # The leaves' names ride on the raw curve only: twice would double the payload.
-            "hovertemplate": "%{fullData.name}: %{y:.3f}<extra></extra>",
+            # The leaves' names ride on the raw curve only: each more time would add to every step.
+            "hovertemplate": value_only,
             "line": {"color": SMOOTHED_COLOUR, "width": 2.5},
         },
         {
             "type": kind,
             "x": x[below],
-            "y": smoothed[below],
+            "y": shown_smoothed[below],
             "name": "smoothed below threshold (a valley)",
             "mode": "markers",
-            "customdata": custom[below],
-            "hovertemplate": hover,
+            "hovertemplate": value_only,
             "marker": {"color": LIMIT_COLOUR, "size": 6, "opacity": 0.5},
         },
         {
@@ -178,8 +181,7 @@ def similarity_curve(
             "y": decided_by[topic],
             "name": f"boundary ({rule} rule)",
             "mode": "markers",
-            "customdata": custom[topic],
-            "hovertemplate": hover,
+            "hovertemplate": value_only,
             "marker": {"color": LIMIT_COLOUR, "size": 11, "symbol": "x"},
         },
     ]
@@ -277,9 +279,11 @@ def plan_similarity_curve(plan: HierarchyPlan, leaf_start: int, leaf_end: int, t
     pair_rows = np.arange(leaf_start, max(leaf_start, leaf_end - 1))
     rows = np.arange(leaf_start, leaf_end)
     paths = table.paths
+    # Short: the files are named along the top and in the title; the end of a scope tells it apart.
+    names_of = [path.rsplit("/", 1)[-1] for path in paths]
     labels = [
-        f"{table.scopes[r] or paths[table.file_index[r]]} ({paths[table.file_index[r]]} "
-        f"L{int(table.start_lines[r])}–{int(table.end_lines[r])})"
+        f"{keep_end(table.scopes[r], 48)} · {names_of[table.file_index[r]]} "
+        f"L{int(table.start_lines[r])}–{int(table.end_lines[r])}"
         for r in rows
     ]
     in_view = np.flatnonzero((plan.group_ends > leaf_start) & (plan.group_starts < leaf_end))
@@ -315,8 +319,6 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     highest value per pixel column (every dip stays visible), with the
     threshold, the number of boundaries per column, and the detail ``window``
     of leaves shaded."""
-    from hsc.views import counts_per_bucket, min_max_envelope
-
     seg, params = plan.segmentation, plan.parameters
     envelope = min_max_envelope(seg.smoothed)
     boundaries = counts_per_bucket(seg.boundaries & ~np.isnan(seg.similarities), envelope.starts)

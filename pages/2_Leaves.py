@@ -9,7 +9,8 @@ from hsc.figures import chart_config
 from hsc.views import keep_end
 from ui.charts import file_position_figure, token_histogram
 
-MAX_ROWS = 2000
+# The first page of the table: filters reach the rest. More rows cost the browser time at every visit.
+MAX_ROWS = 500
 
 
 index = ui.page_setup("Leaves")
@@ -123,4 +124,9 @@ with detail:
         key="leaves:position",
         config=chart_config(f"leaves-of-{leaf['path']}"),
     )
-    st.code(index.node(leaf["id"]).text, language=ui.code_language(leaf["language"]), wrap_lines=True)
+    if selected_rows:
+        st.code(index.node(leaf["id"]).text, language=ui.code_language(leaf["language"]), wrap_lines=True)
+    else:
+        # The code is read (and the highlighter, a large script, loaded) once a row is chosen:
+        # opening the page stays quick on a large repository.
+        st.caption("Select a row in the table to read that leaf's code.")

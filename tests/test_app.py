@@ -148,12 +148,13 @@ def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
     table = app.dataframe[0].value
     assert {"path", "scope", "node_type", "lines", "token_count"} <= set(table.columns)
     assert len(app.get("plotly_chart")) == 2  # histogram and the file strip
-    assert app.code[0].value.strip()  # the first leaf is open before any row is picked
+    # The first leaf is described before any row is picked; its code is read once one is.
+    assert not app.code
+    assert "Select a row in the table to read that leaf's code." in texts(app)
 
     app.multiselect(key="leaves:paths").select("inventory/pricing.py").run()
     assert_clean(app)
     assert set(app.dataframe[0].value["path"]) == {"inventory/pricing.py"}
-    assert app.code[0].language == "python"
     app.multiselect(key="leaves:paths").unselect("inventory/pricing.py").run()
 
     everything = len(table)

@@ -148,3 +148,24 @@ def group_size_figure(
         legend={"orientation": "h", "y": 1.15},
     )
     return _compact(figure, 300)
+
+
+def folder_leaves_figure(paths: Sequence[str], leaf_counts: Sequence[int], limit: int = 20) -> go.Figure:
+    """Leaves per top-level folder (files at the top count as "(top level)"),
+    the ``limit`` largest, as horizontal bars: where the bulk of a repository is."""
+    totals: dict[str, int] = {}
+    for path, leaves in zip(paths, leaf_counts):
+        head = path.split("/", 1)[0] + "/" if "/" in path else "(top level)"
+        totals[head] = totals.get(head, 0) + int(leaves)
+    largest = sorted(totals.items(), key=lambda item: -item[1])[:limit][::-1]
+    figure = go.Figure(
+        go.Bar(
+            y=[plot_text(name) for name, _ in largest],
+            x=[leaves for _, leaves in largest],
+            orientation="h",
+            marker={"color": SMOOTHED_COLOUR},
+            hovertemplate="%{y}: %{x} leaves<extra></extra>",
+        )
+    )
+    figure.update_layout(xaxis_title="leaves", showlegend=False)
+    return _compact(figure, 60 + 22 * len(largest))
