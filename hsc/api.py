@@ -7,29 +7,27 @@ The command line and the app call only this. It keeps the expensive things
 from __future__ import annotations
 
 import json
-import math
-import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
-from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
-from hsc.lexical import match_expression, term_text
+from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.model import LeafContext, LeafFacts, common_scope, leaf_context
 from hsc.params import Parameters, Settings, with_values
-from hsc.retrieve import (
-    LEXICAL_MODES,
-    RETRIEVAL_MODES,
-    MidLevelIndex,
-    Retrieval,
-    TwoStageRetriever,
-    flat_search,
+from hsc.results import (
+    EMPTY_QUERY,
+    GroupResult,
+    NodeView,
+    QueryResponse,
+    QueryResult,
+    check_query,
+    parse_node_id,
 )
+from hsc.searching import Searching, _Cache
 from hsc.store import Store
 
 # Parsing, the pipeline, summarisers and the tokenizer are imported where they
@@ -39,25 +37,23 @@ if TYPE_CHECKING:
     from hsc.summarize import Summarizer
     from hsc.tokens import TokenCounter
 
+# The value types live in hsc.results; they are part of this module's public face too.
+__all__ = [
+    "CHUNK_FIELDS",
+    "DEFAULT_HIERARCHY",
+    "EMPTY_QUERY",
+    "GroupResult",
+    "Index",
+    "NodeView",
+    "QueryResponse",
+    "QueryResult",
+    "check_query",
+    "default_database",
+    "parse_node_id",
+]
+
 DEFAULT_HIERARCHY = "default"
 CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
-
-
-def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
-    """The rows of ``table`` where ``keep`` is true, still in document order."""
-    rows = np.flatnonzero(keep)
-    old_files = table.file_index[rows]
-    used, file_index = np.unique(old_files, return_inverse=True)
-    return LeafTable(
-        leaf_ids=table.leaf_ids[rows],
-        file_index=file_index.astype(np.int32),
-        paths=[table.paths[i] for i in used],
-        scopes=[table.scopes[i] for i in rows],
-        start_lines=table.start_lines[rows],
-        end_lines=table.end_lines[rows],
-        token_counts=table.token_counts[rows],
-        vectors=table.vectors[rows],
-    )
 
 
 def default_database(repository: str | Path | None = None) -> Path:
@@ -65,130 +61,7 @@ def default_database(repository: str | Path | None = None) -> Path:
     return Path(repository or ".") / ".hsc" / "index.db"
 
 
-EMPTY_QUERY = "the query is empty: type what you are looking for"
-
-
-def check_query(text: str | None) -> str:
-    """The query text, or the one message every front end gives for an empty one."""
-    if text is None or not str(text).strip():
-        raise ValueError(EMPTY_QUERY)
-    return str(text)
-
-
-def parse_node_id(node_id: str) -> tuple[str, int]:
-    level, sep, number = str(node_id).partition(":")
-    if not sep or level not in ("leaf", "mid", "top") or not number.isdigit():
-        raise ValueError(f"not a node id: {node_id!r} (expected leaf:N, mid:N or top:N)")
-    return level, int(number)
-
-
-@dataclass
-class NodeView:
-    """One node of any level, with explicit links up and down."""
-
-    id: str
-    level: str  # "leaf", "mid" or "top"
-    path: str
-    language: str
-    start_line: int
-    end_line: int
-    scope: str
-    node_type: str
-    token_count: int
-    parent_id: str | None
-    children: list[str]
-    summary: str | None = None
-    summariser: str | None = None
-    summary_model: str | None = None
-    text: str = ""
-    context: LeafContext | None = None  # a leaf's facts from the syntax tree (None for groups and files)
-
-
-@dataclass
-class QueryResult:
-    rank: int
-    score: float
-    leaf_id: str
-    path: str
-    start_line: int
-    end_line: int
-    scope: str
-    parent_id: str | None
-    parent_score: float | None
-    text: str = ""
-    language: str = ""
-    parent: NodeView | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        keys = (
-            "rank",
-            "score",
-            "leaf_id",
-            "path",
-            "start_line",
-            "end_line",
-            "scope",
-            "parent_id",
-            "parent_score",
-        )
-        return {k: getattr(self, k) for k in keys}
-
-
-@dataclass
-class GroupResult:
-    rank: int
-    node_id: str
-    score: float
-    path: str
-    start_line: int
-    end_line: int
-    scope: str
-    leaf_count: int
-    summary: str | None
-
-
-@dataclass
-class QueryResponse:
-    query: str
-    mode: str  # one of hsc.retrieve.RETRIEVAL_MODES
-    results: list[QueryResult]
-    groups: list[GroupResult]
-    flat: list[QueryResult]
-    leaves_compared: int
-    flat_leaves_compared: int
-    elapsed_ms: float  # retrieval only, without embedding the query
-    embedding_ms: float
-    hierarchy_id: int | None = None
-    query_id: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "results": [r.to_json() for r in self.results],
-            "leaves_compared": self.leaves_compared,
-        }
-
-
-@dataclass
-class _Loaded:
-    """A hierarchy ready to answer queries: its leaf table, node ids, HNSW."""
-
-    hierarchy_id: int
-    table: LeafTable
-    group_starts: np.ndarray
-    group_ends: np.ndarray
-    mid_ids: list[int]
-    retriever: TwoStageRetriever
-    row_of_leaf: dict[int, int] | None = None  # set when the lexical terms are in place
-
-
-@dataclass
-class _Cache:
-    tables: dict[tuple[int, float], LeafTable] = field(default_factory=dict)
-    loaded: dict[int, _Loaded] = field(default_factory=dict)
-
-
-class Index:
+class Index(Searching):
     """An hsc index: repositories, their leaves and vectors, named hierarchies."""
 
     def __init__(
@@ -648,233 +521,6 @@ class Index:
                 for i in moved
             ],
         }
-
-    # -- retrieval ------------------------------------------------------------------------
-
-    def _hnsw_path(self, hierarchy_id: int) -> Path:
-        return self.store.path.parent / "hnsw" / f"{self.store.path.stem}-h{hierarchy_id}.bin"
-
-    def _load(self, hierarchy_id: int) -> _Loaded:
-        if hierarchy_id in self._cache.loaded:
-            return self._cache.loaded[hierarchy_id]
-        hierarchy = self.hierarchy(hierarchy_id)
-        table = self.leaf_table(hierarchy["repository_id"])
-        membership = self.store.memberships(hierarchy_id)
-        owners = np.array([membership.get(int(i), -1) for i in table.leaf_ids], dtype=np.int64)
-        if len(table) and (owners < 0).any():
-            # The leaves changed under this hierarchy; rebuild it with its own parameters.
-            params = with_values(Parameters(), hierarchy["parameters"])
-            try:
-                rebuilt = self.build(hierarchy["repository_id"], params, name=hierarchy["name"])
-            except StoreBusy:
-                # Another run is indexing this database now and will rebuild it: answer from the
-                # leaves the hierarchy still holds, without caching that partial view.
-                keep = owners >= 0
-                return self._loaded_from(hierarchy_id, _table_rows(table, keep), owners[keep], cache=False)
-            return self._load(int(rebuilt["id"]))
-        return self._loaded_from(hierarchy_id, table, owners, cache=True)
-
-    def _loaded_from(self, hierarchy_id: int, table: LeafTable, owners: np.ndarray, cache: bool) -> _Loaded:
-        if len(table):
-            group_starts = np.concatenate(([0], np.flatnonzero(np.diff(owners)) + 1)).astype(np.int64)
-        else:
-            group_starts = np.zeros(0, dtype=np.int64)
-        group_ends = np.append(group_starts[1:], len(table)).astype(np.int64)
-        mid_ids = owners[group_starts].tolist()
-        path = self._hnsw_path(hierarchy_id)
-        dim = table.vectors.shape[1] if len(table) else 1
-        mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
-        if mid_index is None:
-            # Pooled only when the saved index is missing: a cold query skips it.
-            group_vectors = (
-                mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
-            )
-            mid_index = MidLevelIndex.build(group_vectors)
-            if cache:
-                mid_index.save(path)
-        loaded = _Loaded(
-            hierarchy_id,
-            table,
-            group_starts,
-            group_ends,
-            mid_ids,
-            TwoStageRetriever(table.vectors, group_starts, group_ends, mid_index),
-        )
-        if cache:
-            self._cache.loaded[hierarchy_id] = loaded
-        return loaded
-
-    def query_encoder(self, repository_id: int | None = None) -> Embedder:
-        """The encoder that made the repository's vectors; a backend named in
-        the settings that did not is an error, not a silent mismatch."""
-        repository_id = self._only_repository(repository_id)
-        spec = self.encoder_spec(repository_id)
-        recorded = (self.store.repository(repository_id) or {}).get("embedding_model")
-        if recorded and recorded != spec.key and self._given_spec is None:
-            raise ValueError(
-                f"this repository's vectors were made by {EncoderSpec.from_key(recorded).describe()}, not "
-                f"{spec.describe()}: query with embedding_backend=auto, or re-index with the new backend"
-            )
-        return self.embedder_for(spec)
-
-    def embed_query(self, text: str, repository_id: int | None = None) -> np.ndarray:
-        return self.query_encoder(repository_id).embed([text])[0]
-
-    def query(
-        self,
-        text: str,
-        repository_id: int | None = None,
-        hierarchy_id: int | None = None,
-        params: Parameters | None = None,
-        flat: bool = False,
-        record: bool = True,
-        compare: bool = True,
-        mode: str | None = None,
-    ) -> QueryResponse:
-        """Retrieve with ``mode`` (one of :data:`hsc.retrieve.RETRIEVAL_MODES`;
-        ``flat=True`` is short for ``mode="flat"``). With ``compare`` (the
-        default) the flat ranking is computed too, so both can be shown side
-        by side; without it only the one asked for runs, and the other is empty."""
-        check_query(text)
-        mode = mode or ("flat" if flat else "two-stage")
-        if mode not in RETRIEVAL_MODES:
-            raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
-        flat = mode in ("flat", "hybrid-flat")
-        if hierarchy_id is None:
-            hierarchy_id = self.default_hierarchy(repository_id)
-        hierarchy = self.hierarchy(hierarchy_id)
-        params = params or with_values(Parameters(), hierarchy["parameters"])
-        loaded = self._load(hierarchy_id)
-        hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
-        started = time.perf_counter()
-        vector = self.embed_query(text, int(hierarchy["repository_id"]))
-        embedding_ms = (time.perf_counter() - started) * 1000
-        started = time.perf_counter()
-        lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
-        lexical_ms = (time.perf_counter() - started) * 1000
-        staged, staged_ms = Retrieval([], [], 0), 0.0
-        if compare or not flat:
-            started = time.perf_counter()
-            staged = loaded.retriever.search(
-                vector,
-                params.mid_level_top_k,
-                params.leaf_level_top_k,
-                math.ceil(params.stage1_leaf_share * len(loaded.table)),
-                params.group_score_weight,
-                lexical,
-                params.lexical_weight,
-            )
-            staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
-        exact, flat_ms = Retrieval([], [], len(loaded.table)), 0.0
-        if compare or flat:
-            # The flat ranking of the same family: fused with BM25 in the hybrid modes.
-            started = time.perf_counter()
-            exact = flat_search(
-                loaded.table.vectors, vector, params.leaf_level_top_k, lexical, params.lexical_weight
-            )
-            flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
-        # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
-        nodes = {
-            mid_id: self.store.node(mid_id) for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
-        }
-        mid_rows = {mid_id: self._mid_view(node) for mid_id, node in nodes.items() if node is not None}
-        groups: list[GroupResult] = []
-        for hit in staged.groups:
-            view = mid_rows.get(loaded.mid_ids[hit.ordinal])
-            if view is None:
-                continue
-            groups.append(
-                GroupResult(
-                    len(groups) + 1,
-                    view.id,
-                    hit.score,
-                    view.path,
-                    view.start_line,
-                    view.end_line,
-                    view.scope,
-                    len(view.children),
-                    view.summary,
-                )
-            )
-        two_stage = self._results(loaded, staged, mid_rows)
-        flat_results = self._results(loaded, exact, mid_rows)
-        response = QueryResponse(
-            query=text,
-            mode=mode,
-            results=flat_results if flat else two_stage,
-            groups=groups,
-            flat=flat_results,
-            leaves_compared=exact.leaves_compared if flat else staged.leaves_compared,
-            flat_leaves_compared=exact.leaves_compared,
-            elapsed_ms=flat_ms if flat else staged_ms,
-            embedding_ms=embedding_ms,
-            hierarchy_id=hierarchy_id,
-        )
-        if record:
-            rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
-            rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
-            rows += [("flat", r.rank, r.leaf_id, r.score) for r in flat_results]
-            response.query_id = self.store.save_query(
-                int(hierarchy["repository_id"]),
-                hierarchy_id,
-                text,
-                response.mode,
-                asdict(params),
-                response.leaves_compared,
-                response.elapsed_ms,
-                rows,
-            )
-        return response
-
-    def _lexical(
-        self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters
-    ) -> dict[int, float]:
-        """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves
-        (the terms table is brought up to date on the first hybrid query)."""
-        repository_id = int(hierarchy["repository_id"])
-        if loaded.row_of_leaf is None:
-            self.store.sync_leaf_terms(repository_id, term_text)
-            loaded.row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(loaded.table.leaf_ids)}
-        found = self.store.lexical_search(repository_id, match_expression(text), params.lexical_candidates)
-        return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
-
-    def _results(self, loaded: _Loaded, retrieval: Retrieval, mids: dict[int, NodeView]) -> list[QueryResult]:
-        leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]
-        rows = self.store.leaves_by_id(leaf_ids)
-        group_of_row = (
-            np.searchsorted(loaded.group_starts, [hit.row for hit in retrieval.leaves], side="right") - 1
-        )
-        results: list[QueryResult] = []
-        for hit, leaf_id, group in zip(retrieval.leaves, leaf_ids, group_of_row):
-            row = rows.get(leaf_id)
-            if row is None:  # rewritten by an index run since the hierarchy was loaded
-                continue
-            mid_id = loaded.mid_ids[int(group)]
-            if mid_id not in mids:  # a flat hit's group, not among stage 1's
-                mids[mid_id] = self._mid_view(self.store.node(mid_id) or {})
-            results.append(
-                QueryResult(
-                    rank=len(results) + 1,
-                    score=hit.score,
-                    leaf_id=f"leaf:{leaf_id}",
-                    path=row["path"],
-                    start_line=row["start_line"],
-                    end_line=row["end_line"],
-                    scope=row["scope"],
-                    parent_id=f"mid:{mid_id}",
-                    parent_score=None if hit.group < 0 else hit.group_score,
-                    text=row["text"],
-                    language=row["language"] or "",
-                    parent=mids[mid_id],
-                )
-            )
-        return results
-
-    def query_history(self, repository_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        rows = self.store.queries(self._only_repository(repository_id), limit)
-        for row in rows:
-            row["parameters"] = json.loads(row["parameters"])
-        return rows
 
     # -- reporting --------------------------------------------------------------------------
 

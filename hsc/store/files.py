@@ -1,0 +1,281 @@
+"""Repositories, files, their leaves and facts, and the embedding cache."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from hsc.hierarchy import LeafTable
+from hsc.model import Definition, FileReport, Leaf, LeafFacts
+from hsc.store.database import Database
+from hsc.store.schema import DEFINITION_COLUMNS, LEAF_COLUMNS, vector_to_blob
+
+
+class FileTables(Database):
+    """The tables of what was read from a repository."""
+
+    # -- repositories and files -------------------------------------------------
+
+    def upsert_repository(self, root: str, name: str) -> int:
+        existing = self.row("SELECT id FROM repositories WHERE root = ?", (root,))
+        if existing:
+            return int(existing["id"])
+        cursor = self.conn.execute("INSERT INTO repositories (root, name) VALUES (?, ?)", (root, name))
+        return int(cursor.lastrowid or 0)
+
+    REPOSITORY_COLUMNS = ("name", "embedding_model", "tokenizer", "chunk_key", "parameters", "indexed_at")
+
+    def update_repository(self, repository_id: int, **values: Any) -> None:
+        unknown = set(values) - set(self.REPOSITORY_COLUMNS)
+        if unknown:
+            raise ValueError(f"not a repository column: {', '.join(sorted(unknown))}")
+        assignments = ", ".join(f"{name} = ?" for name in values)
+        self.conn.execute(
+            f"UPDATE repositories SET {assignments} WHERE id = ?", (*values.values(), repository_id)
+        )
+
+    def repositories(self) -> list[dict[str, Any]]:
+        return self.rows(
+            """SELECT r.*, (SELECT COUNT(*) FROM files f WHERE f.repository_id = r.id) AS file_count,
+                      (SELECT COUNT(*) FROM leaves l JOIN files f ON f.id = l.file_id
+                        WHERE f.repository_id = r.id) AS leaf_count
+               FROM repositories r ORDER BY r.name, r.id"""
+        )
+
+    def repository(self, repository_id: int) -> dict[str, Any] | None:
+        return self.row("SELECT * FROM repositories WHERE id = ?", (repository_id,))
+
+    def file_states(self, repository_id: int) -> dict[str, dict[str, Any]]:
+        return {
+            row["path"]: row
+            for row in self.rows(
+                "SELECT id, path, language, status, reason, size, content_hash, chunk_key, embedding_model "
+                "FROM files WHERE repository_id = ?",
+                (repository_id,),
+            )
+        }
+
+    def files(self, repository_id: int) -> list[dict[str, Any]]:
+        return self.rows("SELECT * FROM files WHERE repository_id = ? ORDER BY path", (repository_id,))
+
+    def replace_file(
+        self,
+        repository_id: int,
+        report: FileReport,
+        leaves: list[Leaf],
+        chunk_key: str,
+        model: str,
+        definitions: Iterable[Definition] = (),
+        facts: Iterable[LeafFacts] = (),
+    ) -> None:
+        """Write one file, its leaves and their facts atomically, replacing what was there.
+        ``facts`` is parallel to ``leaves`` (or empty)."""
+        with self.transaction():
+            self.conn.execute(
+                """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
+                                      chunk_key, embedding_model, leaf_count, indexed_at)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                   ON CONFLICT (repository_id, path) DO UPDATE SET
+                     language = excluded.language, status = excluded.status, reason = excluded.reason,
+                     size = excluded.size, content_hash = excluded.content_hash,
+                     chunk_key = excluded.chunk_key, embedding_model = excluded.embedding_model,
+                     leaf_count = excluded.leaf_count, indexed_at = excluded.indexed_at""",
+                (
+                    repository_id,
+                    report.path,
+                    report.language,
+                    report.status,
+                    report.reason,
+                    report.size,
+                    report.content_hash,
+                    chunk_key,
+                    model,
+                    len(leaves),
+                    time.time(),
+                ),
+            )
+            file_id = self.row(
+                "SELECT id FROM files WHERE repository_id = ? AND path = ?", (repository_id, report.path)
+            )["id"]  # type: ignore[index]
+            first_id = self._leaf_high_water() + 1
+            self.conn.execute("DELETE FROM leaves WHERE file_id = ?", (file_id,))
+            self.conn.executemany(
+                f"INSERT INTO leaves (id, file_id, ordinal, {', '.join(LEAF_COLUMNS)}) "
+                f"VALUES (?, ?, ?, {', '.join('?' * len(LEAF_COLUMNS))})",
+                [
+                    (
+                        first_id + ordinal,
+                        file_id,
+                        ordinal,
+                        *(getattr(leaf, c) for c in LEAF_COLUMNS),
+                    )
+                    for ordinal, leaf in enumerate(leaves)
+                ],
+            )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('leaf_high_water', ?)",
+                (str(first_id + len(leaves) - 1),),
+            )
+            self._write_facts(file_id, definitions, facts)
+
+    def _leaf_high_water(self) -> int:
+        """The largest leaf id ever given out. Ids are never reused: a saved
+        hierarchy maps leaf ids to its groups, and an edited file's new leaves
+        must read as unknown to it (so it is rebuilt), not as its old members."""
+        recorded = self.row("SELECT CAST(value AS INTEGER) AS id FROM meta WHERE key = 'leaf_high_water'")
+        present = self.row("SELECT COALESCE(MAX(id), 0) AS id FROM leaves")
+        return max(int(recorded["id"]) if recorded else 0, int(present["id"]) if present else 0)
+
+    def _write_facts(
+        self, file_id: int, definitions: Iterable[Definition], facts: Iterable[LeafFacts]
+    ) -> None:
+        self.conn.execute("DELETE FROM definitions WHERE file_id = ?", (file_id,))
+        self.conn.executemany(
+            f"INSERT INTO definitions (file_id, ordinal, {', '.join(DEFINITION_COLUMNS)}) "
+            f"VALUES (?, ?, {', '.join('?' * len(DEFINITION_COLUMNS))})",
+            [
+                (file_id, ordinal, *(getattr(definition, c) for c in DEFINITION_COLUMNS))
+                for ordinal, definition in enumerate(definitions)
+            ],
+        )
+        leaf_ids = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM leaves WHERE file_id = ? ORDER BY ordinal", (file_id,)
+            )
+        ]
+        self.conn.executemany(
+            "INSERT INTO leaf_facts (leaf_id, imports, defines, uses) VALUES (?, ?, ?, ?)",
+            [
+                (leaf_id, json.dumps(fact.imports), json.dumps(fact.defines), json.dumps(fact.uses))
+                for leaf_id, fact in zip(leaf_ids, facts)
+            ],
+        )
+
+    def definitions(self, repository_id: int, path: str | None = None) -> dict[str, list[Definition]]:
+        """path -> the file's definitions in line order (one file, or every file of the repository)."""
+        path_filter = " AND f.path = ?" if path is not None else ""
+        found: dict[str, list[Definition]] = {}
+        for row in self.conn.execute(
+            f"""SELECT f.path, {", ".join("d." + c for c in DEFINITION_COLUMNS)}
+                FROM definitions d JOIN files f ON f.id = d.file_id
+                WHERE f.repository_id = ?{path_filter} ORDER BY f.path, d.ordinal""",
+            (repository_id, path) if path is not None else (repository_id,),
+        ):
+            found.setdefault(row[0], []).append(Definition(*row[1:]))
+        return found
+
+    def leaf_facts(self, leaf_ids: Iterable[int]) -> dict[int, LeafFacts]:
+        """leaf id -> its facts (a leaf written before facts were recorded has none)."""
+        ids = list(leaf_ids)
+        found: dict[int, LeafFacts] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT leaf_id, imports, defines, uses FROM leaf_facts WHERE leaf_id IN ({marks})", chunk
+            ):
+                found[int(row[0])] = LeafFacts(*(tuple(json.loads(value)) for value in row[1:]))
+        return found
+
+    def delete_files(self, repository_id: int, paths: Iterable[str]) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "DELETE FROM files WHERE repository_id = ? AND path = ?",
+                [(repository_id, path) for path in paths],
+            )
+
+    # -- embeddings ---------------------------------------------------------------
+
+    def cached_vectors(self, model: str, hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        wanted = list(dict.fromkeys(hashes))
+        found: dict[str, np.ndarray] = {}
+        for start in range(0, len(wanted), 500):  # stay under SQLite's variable limit
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})",
+                (model, *chunk),
+            ):
+                found[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+        return found
+
+    def save_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) "
+                "VALUES (?, ?, ?, ?)",
+                [(model, h, int(v.shape[0]), vector_to_blob(v)) for h, v in vectors.items()],
+            )
+
+    # -- leaves -------------------------------------------------------------------
+
+    def leaf_rows(self, repository_id: int, with_text: bool = True) -> list[dict[str, Any]]:
+        text = ", l.text" if with_text else ""
+        return self.rows(
+            f"""SELECT l.id, f.path, f.language, l.ordinal, l.node_type, l.scope, l.start_byte, l.end_byte,
+                       l.start_line, l.end_line, l.token_count, l.content_hash, l.chunker{text}
+                FROM leaves l JOIN files f ON f.id = l.file_id
+                WHERE f.repository_id = ? ORDER BY f.path, l.ordinal""",
+            (repository_id,),
+        )
+
+    def leaf(self, leaf_id: int) -> dict[str, Any] | None:
+        return self.row(
+            """SELECT l.*, f.path, f.language, f.repository_id FROM leaves l JOIN files f ON f.id = l.file_id
+               WHERE l.id = ?""",
+            (leaf_id,),
+        )
+
+    def leaves_by_id(self, leaf_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        ids = list(leaf_ids)
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.rows(
+                f"""SELECT l.*, f.path, f.language, f.repository_id FROM leaves l
+                    JOIN files f ON f.id = l.file_id WHERE l.id IN ({marks})""",
+                chunk,
+            ):
+                found[int(row["id"])] = row
+        return found
+
+    def leaf_table(self, repository_id: int, model: str, paths: list[str] | None = None) -> LeafTable:
+        """All leaves of a repository (or of the files in ``paths``) with their
+        vectors, in document order.
+
+        A leaf whose vector is missing (only possible mid-run) is left out, so
+        the table is always consistent."""
+        only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
+        rows = self.conn.execute(
+            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
+               FROM leaves l JOIN files f ON f.id = l.file_id
+               JOIN embeddings e ON e.model = ? AND e.content_hash = l.content_hash
+               WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal""",
+            (model, repository_id, *(paths or [])),
+        ).fetchall()
+        paths: list[str] = []
+        file_index = np.empty(len(rows), dtype=np.int32)
+        for i, row in enumerate(rows):
+            if not paths or paths[-1] != row[1]:
+                paths.append(row[1])
+            file_index[i] = len(paths) - 1
+        if rows:
+            vectors = np.frombuffer(b"".join(row[6] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+        else:
+            vectors = np.zeros((0, 0), dtype=np.float32)
+        return LeafTable(
+            leaf_ids=np.array([row[0] for row in rows], dtype=np.int64),
+            file_index=file_index,
+            paths=paths,
+            scopes=[row[2] for row in rows],
+            start_lines=np.array([row[3] for row in rows], dtype=np.int32),
+            end_lines=np.array([row[4] for row in rows], dtype=np.int32),
+            token_counts=np.array([row[5] for row in rows], dtype=np.int32),
+            vectors=vectors,
+        )

@@ -1,0 +1,189 @@
+"""What an hsc database holds: its tables, and how a file is known as hsc's own."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS repositories (
+    id INTEGER PRIMARY KEY,
+    root TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    embedding_model TEXT,
+    tokenizer TEXT,
+    chunk_key TEXT,
+    parameters TEXT,
+    indexed_at REAL
+);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    language TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    size INTEGER NOT NULL DEFAULT 0,
+    content_hash TEXT NOT NULL DEFAULT '',
+    chunk_key TEXT NOT NULL DEFAULT '',
+    embedding_model TEXT NOT NULL DEFAULT '',
+    leaf_count INTEGER NOT NULL DEFAULT 0,
+    indexed_at REAL,
+    UNIQUE (repository_id, path)
+);
+CREATE TABLE IF NOT EXISTS leaves (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    node_type TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    start_byte INTEGER NOT NULL,
+    end_byte INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    chunker TEXT NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS leaves_by_file ON leaves (file_id, ordinal);
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    dimension INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, content_hash)
+);
+CREATE TABLE IF NOT EXISTS hierarchies (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    embedding_model TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    leaf_count INTEGER NOT NULL,
+    group_count INTEGER NOT NULL,
+    document_count INTEGER NOT NULL,
+    topic_boundaries INTEGER NOT NULL,
+    UNIQUE (repository_id, name)
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    id INTEGER PRIMARY KEY,
+    hierarchy_id INTEGER NOT NULL REFERENCES hierarchies(id) ON DELETE CASCADE,
+    level TEXT NOT NULL CHECK (level IN ('mid', 'top')),
+    ordinal INTEGER NOT NULL,
+    file_id INTEGER NOT NULL,
+    parent_id INTEGER REFERENCES nodes(id) ON DELETE CASCADE,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    token_count INTEGER NOT NULL,
+    leaf_count INTEGER NOT NULL,
+    summariser TEXT,
+    summary_model TEXT,
+    summary_hash TEXT
+);
+CREATE INDEX IF NOT EXISTS nodes_by_hierarchy ON nodes (hierarchy_id, level, ordinal);
+CREATE INDEX IF NOT EXISTS nodes_by_parent ON nodes (parent_id);
+CREATE TABLE IF NOT EXISTS memberships (
+    hierarchy_id INTEGER NOT NULL REFERENCES hierarchies(id) ON DELETE CASCADE,
+    leaf_id INTEGER NOT NULL,
+    node_id INTEGER NOT NULL,
+    PRIMARY KEY (hierarchy_id, leaf_id)
+);
+CREATE INDEX IF NOT EXISTS memberships_by_node ON memberships (node_id);
+CREATE TABLE IF NOT EXISTS summaries (
+    summariser TEXT NOT NULL,
+    model TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    text TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    PRIMARY KEY (summariser, model, content_hash)
+);
+CREATE TABLE IF NOT EXISTS definitions (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    doc TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    PRIMARY KEY (file_id, ordinal)
+);
+CREATE TABLE IF NOT EXISTS leaf_facts (
+    leaf_id INTEGER PRIMARY KEY REFERENCES leaves(id) ON DELETE CASCADE,
+    imports TEXT NOT NULL,  -- JSON arrays of names
+    defines TEXT NOT NULL,
+    uses TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queries (
+    id INTEGER PRIMARY KEY,
+    repository_id INTEGER REFERENCES repositories(id) ON DELETE CASCADE,
+    hierarchy_id INTEGER,
+    text TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    leaves_compared INTEGER NOT NULL,
+    elapsed_ms REAL NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS query_results (
+    query_id INTEGER NOT NULL REFERENCES queries(id) ON DELETE CASCADE,
+    stage TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    node_id TEXT NOT NULL,
+    score REAL NOT NULL,
+    PRIMARY KEY (query_id, stage, rank)
+);
+-- Identifier-split terms of each leaf (rowid = leaf id) for BM25; filled on first use.
+CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
+"""
+
+LEAF_COLUMNS = [
+    "node_type",
+    "scope",
+    "start_byte",
+    "end_byte",
+    "start_line",
+    "end_line",
+    "token_count",
+    "content_hash",
+    "chunker",
+    "text",
+]
+
+
+# "HSC1": PRAGMA application_id of every database hsc creates (SQLite's way to say whose file it is).
+APPLICATION_ID = 0x48534331
+# The tables that tell a database from before application_id was set apart as hsc's.
+_HSC_TABLES = {"meta", "repositories", "files", "leaves", "embeddings"}
+
+
+def identify(conn: sqlite3.Connection) -> str:
+    """Whose database this is, read without writing: "hsc", "empty" (no
+    tables: a new file), or "foreign: <why>" for anyone else's."""
+    application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if application_id == APPLICATION_ID:
+        return "hsc"
+    if application_id:
+        return f"foreign: another application's SQLite database (application_id 0x{application_id:08x})"
+    if not tables:
+        return "empty"
+    if tables >= _HSC_TABLES and conn.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone():
+        return "hsc"  # made before hsc set its application_id
+    shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+    return f"foreign: another application's SQLite database (tables: {shown})"
+
+
+DEFINITION_COLUMNS = ["kind", "name", "scope", "signature", "doc", "start_line", "end_line"]
+
+
+def vector_to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
