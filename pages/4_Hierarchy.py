@@ -89,9 +89,8 @@ def take_chart_click() -> None:
     in the table's detail. Once per click: the chart keeps its selection."""
     clicked = st.session_state.get(CHART)
     points = clicked.selection.points if clicked else []
-    custom = points[0].get("customdata") if points else None
-    node_id = custom[1] if isinstance(custom, list | tuple) and len(custom) > 1 else None
-    if node_id is None or node_id == st.session_state.get("hierarchy:clicked"):
+    node_id = points[0].get("id") if points else None  # a sunburst's or treemap's point is a node
+    if not isinstance(node_id, str) or node_id == st.session_state.get("hierarchy:clicked"):
         return
     st.session_state["hierarchy:clicked"] = node_id
 

@@ -109,9 +109,8 @@ def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
         parents=[n.parent for n in nodes],
         values=[n.tokens for n in nodes],
         branchvalues="total",
-        # The id rides along so that a click can say which node it was.
-        customdata=[[plot_text(n.detail), n.id] for n in nodes],
-        hovertemplate="%{customdata[0]}<br>%{value} tokens<extra></extra>",
+        customdata=[plot_text(n.detail) for n in nodes],
+        hovertemplate="%{customdata}<br>%{value} tokens<extra></extra>",
         maxdepth=3,
         sort=False,
         marker={"colors": [colours[n.id] + opacity.get(n.kind, "") for n in nodes]},
