@@ -83,7 +83,14 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
 def _app(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.app import bench_app
 
-    return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
+    return bench_app(
+        args.leaves or 20_000,
+        Path(args.path) if args.path else None,
+        steps=args.steps,
+        database=Path(args.db) if args.db else None,
+        against=Path(args.against) if args.against else None,
+        pages=not args.no_pages,
+    )
 
 
 def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
@@ -146,7 +153,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
     )
-    parser.add_argument("--db", help="an existing index (teaching)")
+    parser.add_argument("--db", help="an existing index (teaching); app: the index to reuse, or build there")
+    parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
+    parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
+    parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
 
 
 def _format(result: dict[str, Any]) -> str:
