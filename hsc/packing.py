@@ -1,4 +1,4 @@
-"""Ranges of a file's bytes, cut into atoms, packed into pieces and turned into leaves.
+r"""Ranges of a file's bytes, cut into atoms, packed into pieces and turned into leaves.
 
 Every cut is made on a partition of the whole file: each unit owns a
 half-open byte interval, the intervals of one file tile it from its first
@@ -10,8 +10,27 @@ exactly one leaf, whatever the grammar does.
 Sizes are token counts of the leaf text (``TokenCounter.count``). A byte is at
 least one token's worth of text, so a range of at most ``maximum`` bytes fits
 without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
-allowed token is taken as too big without being counted either; the
-tokenizer only ever sees texts near leaf size.
+allowed token is taken as too big without being counted either.
+
+Counting a range line by line: with cl100k (``TokenCounter.lines_add_up``)
+the count of a text splits exactly at a *line cut*, a position right after
+``\r`` or ``\n`` where the next line starts with spaces or tabs and then a
+printable ASCII character. Proof, by cl100k's pattern (leftmost-first
+alternatives, no look-behind): let the line cut be ``k`` and ``W`` the run of
+whitespace around it, whose last ``[\r\n]`` is at ``k - 1`` (only spaces or
+tabs follow it, then a non-space). A pre-token starting before ``W`` enters it
+only through `` ?[^\s\p{L}\p{N}]++[\r\n]*+``, whose possessive newlines stop
+exactly at ``k``; a pre-token starting in ``W`` at or before ``k - 1`` fails the
+letter, number and punctuation alternatives (the next character is still
+whitespace), fails ``\s++$`` (a non-space follows ``W``) and is matched by
+``\s*[\r\n]``, which ends at the last newline, ``k``. So a pre-token ends at
+``k``; the text before ``k`` alone pre-tokenises the same way (its last
+pre-token is matched by ``\s++$`` or the same possessive newlines, with the
+same extent) and the text after ``k`` does too (nothing looks behind). BPE
+runs within pre-tokens, so the counts add. A range is thus counted as its
+partial first line, the whole lines between (each counted once per file,
+summed by prefix sums) and its partial last line; lines are counted once per
+distinct text. ``tests/test_packing.py`` checks the split on random texts.
 
 :class:`Packer` knows nothing of syntax: ``hsc.cut`` (syntax trees) and
 ``hsc.prose`` (Markdown and plain text) cut a file into atoms and hand them
@@ -22,7 +41,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +58,13 @@ _SURELY_TOO_BIG = 12
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
 _NEWLINE = re.compile(rb"\n")
 _SPACE = b" \t\n\r\f\v"
+# Where a count splits exactly (see the module docstring): just after a newline, before a line
+# that starts with optional spaces or tabs and then a printable ASCII character.
+_LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
+# Token counts of line texts by tokenizer name, shared by all files (lines repeat: blank
+# lines, `return None`, closing brackets); cleared when it holds this many texts.
+_TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
+_TEXT_COUNTS_LIMIT = 400_000
 
 
 @dataclass(slots=True)
@@ -82,6 +108,11 @@ class Packer:
         self.newlines = [match.start() for match in _NEWLINE.finditer(data)]
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
+        self._cuts: list[int] | None = None  # line cuts, when counts add up across them
+        self._line_sums: list[int] | None = None  # tokens of the whole lines before each cut
+        if getattr(counter, "lines_add_up", False):
+            self._cuts = [match.end() for match in _LINE_CUT.finditer(data)]
+            self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
 
     # ----------------------------------------------------------------- ranges
 
@@ -119,8 +150,43 @@ class Packer:
         key = self.trim(lo, hi)
         tokens = self._counts.get(key)
         if tokens is None:
-            tokens = self.counter.count(self.text(*key)) if key[1] > key[0] else 0
+            start, end = key
+            if end <= start:
+                tokens = 0
+            elif self._cuts is None:
+                tokens = self.counter.count(self.text(start, end))
+            else:
+                tokens = self._count_by_lines(start, end)
             self._counts[key] = tokens
+        return tokens
+
+    def _count_by_lines(self, start: int, end: int) -> int:
+        """Tokens of ``start..end``: its partial first and last lines and the
+        whole lines between (exact; see the module docstring)."""
+        cuts = self._cuts
+        assert cuts is not None
+        first = bisect_right(cuts, start)  # the first cut inside the range
+        last = bisect_left(cuts, end) - 1  # the last one
+        if first > last:
+            return self._count_text(start, end)
+        sums = self._line_sums
+        if sums is None:
+            lines = (self._count_text(lo, hi) for lo, hi in itertools.pairwise(cuts))
+            sums = self._line_sums = [0, *itertools.accumulate(lines)]
+        return (
+            self._count_text(start, cuts[first])
+            + sums[last]
+            - sums[first]
+            + self._count_text(cuts[last], end)
+        )
+
+    def _count_text(self, lo: int, hi: int) -> int:
+        piece = self.data[lo:hi]
+        tokens = self._text_counts.get(piece)
+        if tokens is None:
+            if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
+                self._text_counts.clear()
+            tokens = self._text_counts[piece] = self.counter.count(piece.decode("utf-8"))
         return tokens
 
     def fits(self, lo: int, hi: int) -> bool:
