@@ -45,6 +45,8 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hsc.grammar import COMMENT_TYPES
 from hsc.model import Leaf, common_prefix
 from hsc.params import Parameters
@@ -56,7 +58,7 @@ from hsc.tokens import TokenCounter
 _SURELY_TOO_BIG = 12
 
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
-_NEWLINE = re.compile(rb"\n")
+_LF, _CR, _SP, _TAB = 0x0A, 0x0D, 0x20, 0x09
 _SPACE = b" \t\n\r\f\v"
 # Where a count splits exactly (see the module docstring): just after a newline, before a line
 # that starts with optional spaces or tabs and then a printable ASCII character.
@@ -105,13 +107,13 @@ class Packer:
         self.counter = counter
         self.maximum = params.maximum_chunk_token_length
         self.minimum = params.minimum_chunk_token_length
-        self.newlines = [match.start() for match in _NEWLINE.finditer(data)]
+        self.newlines = _newlines(data)
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
         self._cuts: list[int] | None = None  # line cuts, when counts add up across them
         self._line_sums: list[int] | None = None  # tokens of the whole lines before each cut
         if getattr(counter, "lines_add_up", False):
-            self._cuts = [match.end() for match in _LINE_CUT.finditer(data)]
+            self._cuts = line_cuts(data)
             self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
 
     # ----------------------------------------------------------------- ranges
@@ -123,6 +125,7 @@ class Packer:
         trimmed = self._trims.get(key)
         if trimmed is None:
             trimmed = self._trims[key] = self._trim(lo, hi)
+            self._trims[trimmed] = trimmed  # callers trim, then count the trimmed range
         return trimmed
 
     def _trim(self, lo: int, hi: int) -> tuple[int, int]:
@@ -401,6 +404,28 @@ class Packer:
                     )
                 )
         return leaves
+
+
+def _newlines(data: bytes) -> list[int]:
+    """Positions of the ``\\n`` bytes (numpy: a Python loop over a large file's lines costs more)."""
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _LF).tolist()  # type: ignore[no-any-return]
+
+
+def line_cuts(data: bytes) -> list[int]:
+    """Where ``_LINE_CUT`` matches end: just after each ``\\r`` or ``\\n`` whose next
+    line starts with spaces or tabs and then a printable ASCII character."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    size = len(codes)
+    # For each position, the first position at or after it that is not a space or tab.
+    positions = np.arange(size + 1)
+    blank = np.zeros(size + 1, dtype=bool)
+    blank[:size] = (codes == _SP) | (codes == _TAB)
+    next_solid = np.minimum.accumulate(np.where(blank, size, positions)[::-1])[::-1]
+    after_break = np.flatnonzero((codes == _LF) | (codes == _CR)) + 1
+    solid = next_solid[after_break]
+    printable = np.zeros(size + 1, dtype=bool)
+    printable[:size] = (codes >= 0x21) & (codes <= 0x7E)
+    return after_break[printable[solid]].tolist()  # type: ignore[no-any-return]
 
 
 def _statement_type(labels: list[str]) -> str:

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hsc import packing
-from hsc.packing import _LINE_CUT, Packer
+from hsc.packing import _LINE_CUT, Packer, line_cuts
 from hsc.params import Parameters
 from hsc.tokens import get_counter
 
@@ -33,6 +33,16 @@ def test_counts_add_up_at_every_line_cut(text: str) -> None:
         cut = match.end()
         head, tail = data[:cut].decode("utf-8"), data[cut:].decode("utf-8")
         assert counter.count(head) + counter.count(tail) == whole, (text, cut)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join))
+def test_line_cuts_are_where_the_pattern_matches(text: str) -> None:
+    data = text.encode("utf-8")
+    assert line_cuts(data) == [match.end() for match in _LINE_CUT.finditer(data)]
+    assert Packer(data, Parameters(), get_counter()).newlines == [
+        i for i, byte in enumerate(data) if byte == 10
+    ]
 
 
 @SETTINGS
