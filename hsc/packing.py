@@ -63,6 +63,9 @@ _SPACE = b" \t\n\r\f\v"
 # Where a count splits exactly (see the module docstring): just after a newline, before a line
 # that starts with optional spaces or tabs and then a printable ASCII character.
 _LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
+# Where else a count splits exactly: after a word, that is a printable ASCII character before a
+# space or tab, or a letter or digit before a newline (not punctuation: cl100k keeps `:\n` whole).
+_WORD_END = re.compile(rb"[!-~](?=[ \t])|[0-9A-Za-z](?=[\r\n])")
 # Token counts of line texts by tokenizer name, shared by all files (lines repeat: blank
 # lines, `return None`, closing brackets); cleared when it holds this many texts.
 _TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
@@ -170,18 +173,73 @@ class Packer:
         assert cuts is not None
         first = bisect_right(cuts, start)  # the first cut inside the range
         last = bisect_left(cuts, end) - 1  # the last one
-        if first > last:
+        if first > last and not 0 < first < len(cuts):
             return self._count_text(start, end)
         sums = self._line_sums
         if sums is None:
             lines = (self._count_text(lo, hi) for lo, hi in itertools.pairwise(cuts))
             sums = self._line_sums = [0, *itertools.accumulate(lines)]
+        if first > last:
+            return self._count_within_line(start, end, first, sums)
         return (
-            self._count_text(start, cuts[first])
+            self._count_head(start, first, sums)
             + sums[last]
             - sums[first]
-            + self._count_text(cuts[last], end)
+            + self._count_tail(last, end, sums)
         )
+
+    def _count_within_line(self, start: int, end: int, first: int, sums: list[int]) -> int:
+        """Tokens of a range inside the whole line that ends at cut ``first``:
+        the line's count, less its parts before the range's first word end and
+        after its last one, plus the range's own parts there."""
+        cuts = self._cuts
+        assert cuts is not None
+        words = list(_WORD_END.finditer(self.data, start, end))
+        if not words:
+            return self._count_text(start, end)
+        line_start, line_end = cuts[first - 1], cuts[first]
+        head, tail = words[0].end(), words[-1].end()
+        line = sums[first] - sums[first - 1]
+        return (
+            line
+            - self._count_text(line_start, head)
+            - self._count_text(tail, line_end)
+            + self._count_text(start, head)
+            + self._count_text(tail, end)
+        )
+
+    def _count_head(self, start: int, first: int, sums: list[int]) -> int:
+        """Tokens of ``start`` up to the line cut ``first``: from the whole line's
+        count when ``start`` is inside a whole line and a word end follows it
+        (both split the count exactly), so only the line's first word is counted."""
+        cuts = self._cuts
+        assert cuts is not None
+        cut = cuts[first]
+        if first > 0:
+            line_start = cuts[first - 1]
+            line = sums[first] - sums[first - 1]
+            if start == line_start:
+                return line
+            word = _WORD_END.search(self.data, start, cut)
+            if word is not None:
+                split = word.end()
+                return self._count_text(start, split) + line - self._count_text(line_start, split)
+        return self._count_text(start, cut)
+
+    def _count_tail(self, last: int, end: int, sums: list[int]) -> int:
+        """Tokens of the line cut ``last`` up to ``end``, inside a line: from the
+        whole line's count and its last word end before ``end``."""
+        cuts = self._cuts
+        assert cuts is not None
+        line_start = cuts[last]
+        if last + 1 < len(cuts):
+            split = None
+            for word in _WORD_END.finditer(self.data, line_start, end):
+                split = word.end()
+            if split is not None:
+                line = sums[last + 1] - sums[last]
+                return line - self._count_text(split, cuts[last + 1]) + self._count_text(split, end)
+        return self._count_text(line_start, end)
 
     def _count_text(self, lo: int, hi: int) -> int:
         piece = self.data[lo:hi]

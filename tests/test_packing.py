@@ -9,14 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hsc import packing
-from hsc.packing import _LINE_CUT, Packer, line_cuts
+from hsc.packing import _LINE_CUT, _WORD_END, Packer, line_cuts
 from hsc.params import Parameters
 from hsc.tokens import get_counter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,
 # letters, digits, punctuation that takes newlines, contractions, and non-ASCII.
-ALPHABET = list("\n\n\n\r \t\t\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂")
+ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂")
 
 
 def test_the_counter_in_use_adds_up_across_line_cuts() -> None:
@@ -25,12 +25,13 @@ def test_the_counter_in_use_adds_up_across_line_cuts() -> None:
 
 @SETTINGS
 @given(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=60).map("".join))
-def test_counts_add_up_at_every_line_cut(text: str) -> None:
+def test_counts_add_up_at_every_line_cut_and_word_end(text: str) -> None:
     counter = get_counter()
     data = text.encode("utf-8")
     whole = counter.count(text)
-    for match in _LINE_CUT.finditer(data):
-        cut = match.end()
+    cuts = [match.end() for pattern in (_LINE_CUT, _WORD_END) for match in pattern.finditer(data)]
+    assert all(0 < cut < len(data) for cut in cuts)
+    for cut in cuts:
         head, tail = data[:cut].decode("utf-8"), data[cut:].decode("utf-8")
         assert counter.count(head) + counter.count(tail) == whole, (text, cut)
 
