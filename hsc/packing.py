@@ -12,25 +12,8 @@ least one token's worth of text, so a range of at most ``maximum`` bytes fits
 without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
 allowed token is taken as too big without being counted either.
 
-Counting a range line by line: with cl100k (``TokenCounter.lines_add_up``)
-the count of a text splits exactly at a *line cut*, a position right after
-``\r`` or ``\n`` where the next line starts with spaces or tabs and then a
-printable ASCII character. Proof, by cl100k's pattern (leftmost-first
-alternatives, no look-behind): let the line cut be ``k`` and ``W`` the run of
-whitespace around it, whose last ``[\r\n]`` is at ``k - 1`` (only spaces or
-tabs follow it, then a non-space). A pre-token starting before ``W`` enters it
-only through `` ?[^\s\p{L}\p{N}]++[\r\n]*+``, whose possessive newlines stop
-exactly at ``k``; a pre-token starting in ``W`` at or before ``k - 1`` fails the
-letter, number and punctuation alternatives (the next character is still
-whitespace), fails ``\s++$`` (a non-space follows ``W``) and is matched by
-``\s*[\r\n]``, which ends at the last newline, ``k``. So a pre-token ends at
-``k``; the text before ``k`` alone pre-tokenises the same way (its last
-pre-token is matched by ``\s++$`` or the same possessive newlines, with the
-same extent) and the text after ``k`` does too (nothing looks behind). BPE
-runs within pre-tokens, so the counts add. A range is thus counted as its
-partial first line, the whole lines between (each counted once per file,
-summed by prefix sums) and its partial last line; lines are counted once per
-distinct text. ``tests/test_packing.py`` checks the split on random texts.
+Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which counts
+whole lines once per file.
 
 :class:`Packer` knows nothing of syntax: ``hsc.cut`` (syntax trees) and
 ``hsc.prose`` (Markdown and plain text) cut a file into atoms and hand them
@@ -41,13 +24,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from hsc.grammar import COMMENT_TYPES
+from hsc.linecount import RangeCounter
 from hsc.model import Leaf, common_prefix
 from hsc.params import Parameters
 from hsc.tokens import TokenCounter
@@ -58,18 +42,8 @@ from hsc.tokens import TokenCounter
 _SURELY_TOO_BIG = 12
 
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
-_LF, _CR, _SP, _TAB = 0x0A, 0x0D, 0x20, 0x09
+_LF = 0x0A
 _SPACE = b" \t\n\r\f\v"
-# Where a count splits exactly (see the module docstring): just after a newline, before a line
-# that starts with optional spaces or tabs and then a printable ASCII character.
-_LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
-# Where else a count splits exactly: after a word, that is a printable ASCII character before a
-# space or tab, or a letter or digit before a newline (not punctuation: cl100k keeps `:\n` whole).
-_WORD_END = re.compile(rb"[!-~](?=[ \t])|[0-9A-Za-z](?=[\r\n])")
-# Token counts of line texts by tokenizer name, shared by all files (lines repeat: blank
-# lines, `return None`, closing brackets); cleared when it holds this many texts.
-_TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
-_TEXT_COUNTS_LIMIT = 400_000
 
 
 @dataclass(slots=True)
@@ -113,11 +87,7 @@ class Packer:
         self.newlines = _newlines(data)
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
-        self._cuts: list[int] | None = None  # line cuts, when counts add up across them
-        self._line_sums: list[int] | None = None  # tokens of the whole lines before each cut
-        if getattr(counter, "lines_add_up", False):
-            self._cuts = line_cuts(data)
-            self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
+        self._ranges = RangeCounter(data, counter)
 
     # ----------------------------------------------------------------- ranges
 
@@ -156,98 +126,7 @@ class Packer:
         key = self.trim(lo, hi)
         tokens = self._counts.get(key)
         if tokens is None:
-            start, end = key
-            if end <= start:
-                tokens = 0
-            elif self._cuts is None:
-                tokens = self.counter.count(self.text(start, end))
-            else:
-                tokens = self._count_by_lines(start, end)
-            self._counts[key] = tokens
-        return tokens
-
-    def _count_by_lines(self, start: int, end: int) -> int:
-        """Tokens of ``start..end``: its partial first and last lines and the
-        whole lines between (exact; see the module docstring)."""
-        cuts = self._cuts
-        assert cuts is not None
-        first = bisect_right(cuts, start)  # the first cut inside the range
-        last = bisect_left(cuts, end) - 1  # the last one
-        if first > last and not 0 < first < len(cuts):
-            return self._count_text(start, end)
-        sums = self._line_sums
-        if sums is None:
-            lines = (self._count_text(lo, hi) for lo, hi in itertools.pairwise(cuts))
-            sums = self._line_sums = [0, *itertools.accumulate(lines)]
-        if first > last:
-            return self._count_within_line(start, end, first, sums)
-        return (
-            self._count_head(start, first, sums)
-            + sums[last]
-            - sums[first]
-            + self._count_tail(last, end, sums)
-        )
-
-    def _count_within_line(self, start: int, end: int, first: int, sums: list[int]) -> int:
-        """Tokens of a range inside the whole line that ends at cut ``first``:
-        the line's count, less its parts before the range's first word end and
-        after its last one, plus the range's own parts there."""
-        cuts = self._cuts
-        assert cuts is not None
-        words = list(_WORD_END.finditer(self.data, start, end))
-        if not words:
-            return self._count_text(start, end)
-        line_start, line_end = cuts[first - 1], cuts[first]
-        head, tail = words[0].end(), words[-1].end()
-        line = sums[first] - sums[first - 1]
-        return (
-            line
-            - self._count_text(line_start, head)
-            - self._count_text(tail, line_end)
-            + self._count_text(start, head)
-            + self._count_text(tail, end)
-        )
-
-    def _count_head(self, start: int, first: int, sums: list[int]) -> int:
-        """Tokens of ``start`` up to the line cut ``first``: from the whole line's
-        count when ``start`` is inside a whole line and a word end follows it
-        (both split the count exactly), so only the line's first word is counted."""
-        cuts = self._cuts
-        assert cuts is not None
-        cut = cuts[first]
-        if first > 0:
-            line_start = cuts[first - 1]
-            line = sums[first] - sums[first - 1]
-            if start == line_start:
-                return line
-            word = _WORD_END.search(self.data, start, cut)
-            if word is not None:
-                split = word.end()
-                return self._count_text(start, split) + line - self._count_text(line_start, split)
-        return self._count_text(start, cut)
-
-    def _count_tail(self, last: int, end: int, sums: list[int]) -> int:
-        """Tokens of the line cut ``last`` up to ``end``, inside a line: from the
-        whole line's count and its last word end before ``end``."""
-        cuts = self._cuts
-        assert cuts is not None
-        line_start = cuts[last]
-        if last + 1 < len(cuts):
-            split = None
-            for word in _WORD_END.finditer(self.data, line_start, end):
-                split = word.end()
-            if split is not None:
-                line = sums[last + 1] - sums[last]
-                return line - self._count_text(split, cuts[last + 1]) + self._count_text(split, end)
-        return self._count_text(line_start, end)
-
-    def _count_text(self, lo: int, hi: int) -> int:
-        piece = self.data[lo:hi]
-        tokens = self._text_counts.get(piece)
-        if tokens is None:
-            if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
-                self._text_counts.clear()
-            tokens = self._text_counts[piece] = self.counter.count(piece.decode("utf-8"))
+            tokens = self._counts[key] = self._ranges.count(*key) if key[1] > key[0] else 0
         return tokens
 
     def fits(self, lo: int, hi: int) -> bool:
@@ -467,23 +346,6 @@ class Packer:
 def _newlines(data: bytes) -> list[int]:
     """Positions of the ``\\n`` bytes (numpy: a Python loop over a large file's lines costs more)."""
     return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _LF).tolist()  # type: ignore[no-any-return]
-
-
-def line_cuts(data: bytes) -> list[int]:
-    """Where ``_LINE_CUT`` matches end: just after each ``\\r`` or ``\\n`` whose next
-    line starts with spaces or tabs and then a printable ASCII character."""
-    codes = np.frombuffer(data, dtype=np.uint8)
-    size = len(codes)
-    # For each position, the first position at or after it that is not a space or tab.
-    positions = np.arange(size + 1)
-    blank = np.zeros(size + 1, dtype=bool)
-    blank[:size] = (codes == _SP) | (codes == _TAB)
-    next_solid = np.minimum.accumulate(np.where(blank, size, positions)[::-1])[::-1]
-    after_break = np.flatnonzero((codes == _LF) | (codes == _CR)) + 1
-    solid = next_solid[after_break]
-    printable = np.zeros(size + 1, dtype=bool)
-    printable[:size] = (codes >= 0x21) & (codes <= 0x7E)
-    return after_break[printable[solid]].tolist()  # type: ignore[no-any-return]
 
 
 def _statement_type(labels: list[str]) -> str:

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hsc import packing
-from hsc.packing import _LINE_CUT, _WORD_END, Packer, line_cuts
+from hsc.linecount import LINE_CUT, WORD_END, line_cuts
+from hsc.packing import Packer
 from hsc.params import Parameters
 from hsc.tokens import get_counter
 
@@ -29,7 +30,7 @@ def test_counts_add_up_at_every_line_cut_and_word_end(text: str) -> None:
     counter = get_counter()
     data = text.encode("utf-8")
     whole = counter.count(text)
-    cuts = [match.end() for pattern in (_LINE_CUT, _WORD_END) for match in pattern.finditer(data)]
+    cuts = [match.end() for pattern in (LINE_CUT, WORD_END) for match in pattern.finditer(data)]
     assert all(0 < cut < len(data) for cut in cuts)
     for cut in cuts:
         head, tail = data[:cut].decode("utf-8"), data[cut:].decode("utf-8")
@@ -40,7 +41,7 @@ def test_counts_add_up_at_every_line_cut_and_word_end(text: str) -> None:
 @given(st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join))
 def test_line_cuts_are_where_the_pattern_matches(text: str) -> None:
     data = text.encode("utf-8")
-    assert line_cuts(data) == [match.end() for match in _LINE_CUT.finditer(data)]
+    assert line_cuts(data) == [match.end() for match in LINE_CUT.finditer(data)]
     assert Packer(data, Parameters(), get_counter()).newlines == [
         i for i, byte in enumerate(data) if byte == 10
     ]
@@ -62,7 +63,7 @@ def test_a_packer_counts_every_trimmed_range_as_the_tokenizer_does(text: str, rn
 def test_a_real_file_counts_the_same_either_way() -> None:
     data = Path(packing.__file__).read_bytes()
     packer = Packer(data, Parameters(), get_counter())
-    lines = [0, *(match.end() for match in _LINE_CUT.finditer(data)), len(data)]
+    lines = [0, *(match.end() for match in LINE_CUT.finditer(data)), len(data)]
     for lo in lines[:40]:
         for hi in lines[-40:]:
             if hi > lo:
