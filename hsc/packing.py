@@ -1,4 +1,4 @@
-r"""Ranges of a file's bytes, cut into atoms, packed into pieces and turned into leaves.
+"""Ranges of a file's bytes, cut into atoms, packed into pieces and turned into leaves.
 
 Every cut is made on a partition of the whole file: each unit owns a
 half-open byte interval, the intervals of one file tile it from its first
