@@ -301,30 +301,21 @@ class FactReader:
             self._defined_at.append((node.start_byte, name))
 
     def leaf_facts(self, root: Any, leaves: list[Leaf]) -> list[LeafFacts]:
-        starts = [leaf.start_byte for leaf in leaves]
+        # A position belongs to the last leaf starting at or before it, else to the first leaf:
+        # bisecting on the starts with the first made -1 gives both in one step.
+        bounds = [-1, *(leaf.start_byte for leaf in leaves[1:])]
         imports: list[dict[str, None]] = [{} for _ in leaves]
         defines: list[dict[str, None]] = [{} for _ in leaves]
         uses: list[dict[bytes, None]] = [{} for _ in leaves]
-
-        def owner(position: int) -> int:
-            return max(0, bisect_right(starts, position) - 1)
-
         for position, name in self._imports_at:
-            imports[owner(position)][name] = None
+            imports[bisect_right(bounds, position) - 1][name] = None
         for position, name in self._defined_at:
-            defines[owner(position)][name] = None
+            defines[bisect_right(bounds, position) - 1][name] = None
         query = _identifier_query(self.language)
         if query is not None and leaves:
-            # Captures come in document order: walk the leaves alongside, bisecting only on a jump.
-            ends = [*starts[1:], len(self.data) + 1]
-            index = 0
-            low, high, bucket = starts[0], ends[0], uses[0]
+            # One bisection per identifier: captures do not come in document order.
             for node in QueryCursor(query).captures(root).get("name", ()):
-                start = node.start_byte
-                if not low <= start < high:
-                    index = owner(start)
-                    low, high, bucket = starts[index], ends[index], uses[index]
-                bucket[node.text] = None
+                uses[bisect_right(bounds, node.start_byte) - 1][node.text] = None
         return [
             LeafFacts(
                 tuple(imports[i]),

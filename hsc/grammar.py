@@ -176,10 +176,10 @@ def wrapped(node: Any) -> Any:
         return named[-1] if named else None
     if node_type == "ambient_declaration":
         return next((c for c in node.named_children if c.type not in COMMENT_TYPES), None)
-    if node_type == "expression_statement":
-        named = node.named_children
-        if len(named) == 1 and named[0].type in ("internal_module", "module"):
-            return named[0]
+    if node_type == "expression_statement" and node.named_child_count == 1:
+        named = node.named_child(0)  # not named_children: most statements are not wrappers
+        if named.type in ("internal_module", "module"):
+            return named
     return None
 
 

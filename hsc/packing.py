@@ -10,8 +10,10 @@ exactly one leaf, whatever the grammar does.
 Sizes are token counts of the leaf text (``TokenCounter.count``). A byte is at
 least one token's worth of text, so a range of at most ``maximum`` bytes fits
 without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
-allowed token is taken as too big without being counted either; the
-tokenizer only ever sees texts near leaf size.
+allowed token is taken as too big without being counted either.
+
+Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which counts
+whole lines once per file.
 
 :class:`Packer` knows nothing of syntax: ``hsc.cut`` (syntax trees) and
 ``hsc.prose`` (Markdown and plain text) cut a file into atoms and hand them
@@ -26,7 +28,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hsc.grammar import COMMENT_TYPES
+from hsc.linecount import RangeCounter
 from hsc.model import Leaf, common_prefix
 from hsc.params import Parameters
 from hsc.tokens import TokenCounter
@@ -37,7 +42,7 @@ from hsc.tokens import TokenCounter
 _SURELY_TOO_BIG = 12
 
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
-_NEWLINE = re.compile(rb"\n")
+_LF = 0x0A
 _SPACE = b" \t\n\r\f\v"
 
 
@@ -79,9 +84,10 @@ class Packer:
         self.counter = counter
         self.maximum = params.maximum_chunk_token_length
         self.minimum = params.minimum_chunk_token_length
-        self.newlines = [match.start() for match in _NEWLINE.finditer(data)]
+        self.newlines = _newlines(data)
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
+        self._ranges = RangeCounter(data, counter)
 
     # ----------------------------------------------------------------- ranges
 
@@ -92,6 +98,7 @@ class Packer:
         trimmed = self._trims.get(key)
         if trimmed is None:
             trimmed = self._trims[key] = self._trim(lo, hi)
+            self._trims[trimmed] = trimmed  # callers trim, then count the trimmed range
         return trimmed
 
     def _trim(self, lo: int, hi: int) -> tuple[int, int]:
@@ -119,8 +126,7 @@ class Packer:
         key = self.trim(lo, hi)
         tokens = self._counts.get(key)
         if tokens is None:
-            tokens = self.counter.count(self.text(*key)) if key[1] > key[0] else 0
-            self._counts[key] = tokens
+            tokens = self._counts[key] = self._ranges.count(*key) if key[1] > key[0] else 0
         return tokens
 
     def fits(self, lo: int, hi: int) -> bool:
@@ -335,6 +341,11 @@ class Packer:
                     )
                 )
         return leaves
+
+
+def _newlines(data: bytes) -> list[int]:
+    """Positions of the ``\\n`` bytes (numpy: a Python loop over a large file's lines costs more)."""
+    return np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == _LF).tolist()  # type: ignore[no-any-return]
 
 
 def _statement_type(labels: list[str]) -> str:

