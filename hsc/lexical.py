@@ -34,8 +34,16 @@ def terms(text: str) -> list[str]:
 
 
 def term_text(text: str) -> str:
-    """What the FTS5 table stores for a leaf: its terms, space-separated."""
+    """A text's terms, space-separated (what FTS5 tokenises)."""
     return " ".join(terms(text))
+
+
+def leaf_term_text(scope: str, text: str) -> str:
+    """What the FTS5 table stores for a leaf: the terms of its scope and its text.
+
+    The one definition of a leaf's lexical text: the store calls it when a
+    file's leaves are written (and to fill leaves indexed before terms were)."""
+    return term_text(f"{scope}\n{text}")
 
 
 def match_expression(text: str) -> str:

@@ -19,7 +19,6 @@ import numpy as np
 
 from hsc.embed import Embedder
 from hsc.hierarchy import HierarchyPlan, plan_hierarchy
-from hsc.lexical import term_text
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
 from hsc.quality.corpus import Target, is_hit
@@ -88,7 +87,6 @@ def prepare(options: Options, report: Report = print, embedder: Embedder | None 
     table = index.leaf_table(repository_id)
     text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
     texts = [text_of[int(i)] for i in table.leaf_ids]
-    index.store.sync_leaf_terms(repository_id, term_text)
     model = (index.store.repository(repository_id) or {}).get("embedding_model") or settings.embedding_model
     embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
     corpus = Corpus(table, texts, index.store, repository_id, embed)
