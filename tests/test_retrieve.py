@@ -50,6 +50,14 @@ def test_two_stage_agrees_with_flat_on_clustered_data():
     assert agree >= 48
 
 
+def test_the_same_group_vectors_always_build_the_same_graph(tmp_path):
+    vectors, starts, _ = clustered(n_groups=300)
+    groups = mean_pool(vectors, starts)
+    for name in ("first.bin", "second.bin"):
+        MidLevelIndex.build(groups).save(tmp_path / name)
+    assert (tmp_path / "first.bin").read_bytes() == (tmp_path / "second.bin").read_bytes()
+
+
 def test_hnsw_index_round_trips_through_a_file(tmp_path):
     vectors, starts, _ = clustered(n_groups=50)
     groups = mean_pool(vectors, starts)
