@@ -24,6 +24,7 @@ from hsc.quality import corpus as corpus_module
 from hsc.quality.corpus import Target, is_hit
 from hsc.quality.metrics import first_hit, summarise
 from hsc.quality.systems import (
+    LEXICAL_CANDIDATES,
     CollapsedTree,
     Corpus,
     Flat,
@@ -119,7 +120,8 @@ def evaluate(system: System, prepared: Prepared, k: int = K) -> dict[str, Any]:
     units, ranks, scored, latencies = system.units, [], [], []
     for target, vector in zip(prepared.targets, prepared.query_vectors):
         if getattr(system, "lexical_weight", 0):
-            prepared.corpus.lexical(target.query)  # into the memo, outside the timing
+            # Into the memo, outside the timing.
+            prepared.corpus.lexical(target.query, getattr(system, "lexical_candidates", LEXICAL_CANDIDATES))
         started = time.perf_counter()
         ranking = system.search(vector, target.query, k)
         # The BM25 look-up, served from the memo, counts with its own measured cost.
@@ -226,6 +228,7 @@ MID_LEVEL_TOP_KS = (5, 10, 20, 40, 80)
 LEAF_SHARES = (0.05, 0.1, 0.15, 0.25)
 GROUP_WEIGHTS = (0.1, 0.25, 0.5)
 LEXICAL_WEIGHTS = (0.05, 0.1, 0.2)
+LEXICAL_CANDIDATE_COUNTS = (25, 50, 100, 200)
 
 
 def sweep(prepared: Prepared, report: Report = print) -> list[dict[str, Any]]:
@@ -258,6 +261,19 @@ def sweep(prepared: Prepared, report: Report = print) -> list[dict[str, Any]]:
     for weight in LEXICAL_WEIGHTS:
         variants.append(Flat(corpus, weight, "hybrid-flat"))
         variants.append(TwoStage(corpus, plan, k, "hybrid", lexical_weight=weight))
+        # The shipped hybrid (stage 1 widened by the run's leaf share): its two knobs together.
+        for candidates in LEXICAL_CANDIDATE_COUNTS:
+            variants.append(
+                TwoStage(
+                    corpus,
+                    plan,
+                    k,
+                    "hybrid+share",
+                    base.stage1_leaf_share,
+                    lexical_weight=weight,
+                    lexical_candidates=candidates,
+                )
+            )
     for system in variants:
         rows.append({**_knobs(base), **stats, **evaluate(system, prepared)})
     report("sweep: variants done")

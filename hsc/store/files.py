@@ -155,7 +155,8 @@ class FileTables(Database):
         return [
             int(row[0])
             for row in self.conn.execute(
-                f"SELECT l.id FROM leaves l JOIN files f ON f.id = l.file_id WHERE {where} ORDER BY l.ordinal",
+                f"SELECT l.id FROM leaves l JOIN files f ON f.id = l.file_id WHERE {where} "
+                "ORDER BY l.ordinal",
                 params,
             )
         ]
