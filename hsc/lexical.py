@@ -10,6 +10,7 @@ ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,13 +25,16 @@ def terms(text: str) -> list[str]:
     """Lower-case terms of a text: each identifier joined, then its parts."""
     out: list[str] = []
     for word in _WORD.findall(text):
-        parts = [part.lower() for piece in word.split("_") for part in _HUMP.findall(piece)]
-        joined = "".join(parts)
-        if joined:
-            out.append(joined)
-        if len(parts) > 1:
-            out.extend(parts)
+        out.extend(_word_terms(word))
     return out
+
+
+@lru_cache(maxsize=65_536)
+def _word_terms(word: str) -> tuple[str, ...]:
+    # Cached: code repeats its identifiers, and splitting them is most of indexing a leaf's terms.
+    parts = [part.lower() for piece in word.split("_") for part in _HUMP.findall(piece)]
+    joined = "".join(parts)
+    return ((joined,) if joined else ()) + (tuple(parts) if len(parts) > 1 else ())
 
 
 def term_text(text: str) -> str:
