@@ -117,7 +117,7 @@ class Searching:
                 mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
             )
             mid_index = MidLevelIndex.build(group_vectors)
-            if cache:
+            if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
                 mid_index.save(path)
         loaded = _Loaded(
             hierarchy_id,
