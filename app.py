@@ -15,7 +15,9 @@ import streamlit as st
 
 import ui
 from hsc import Index
+from hsc.figures import chart_config
 from hsc.views import duration
+from ui.charts import folder_leaves_figure
 from ui.progress import LAST_REPORT
 
 index = ui.page_setup("Repository")
@@ -176,6 +178,11 @@ counts[1].metric("Files skipped or failed", len(not_indexed))
 counts[2].metric("Leaves", int(files["leaf_count"].sum()))
 counts[3].metric("Saved parameter sets", len(hierarchies))
 
+st.plotly_chart(
+    folder_leaves_figure(indexed["path"].tolist(), indexed["leaf_count"].tolist()),
+    key="repo:folders",
+    config=chart_config(f"leaves-per-folder-{repository['name']}"),
+)
 by_language, skipped = st.columns([1, 1], gap="large")
 with by_language:
     st.markdown("**Per language**")

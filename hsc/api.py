@@ -522,6 +522,23 @@ class Index(Searching):
             ],
         }
 
+    # -- saved quality runs (hsc.quality) ---------------------------------------------------
+
+    def save_quality_run(self, result: dict[str, Any]) -> int:
+        """Keep a :func:`hsc.quality.sweep.run_quality` result in this database; its id."""
+        return self.store.save_quality_run(result["corpus"]["source"], result["parameters"], result)
+
+    def quality_runs(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Saved quality runs, latest first, without their results."""
+        return self.store.quality_runs(limit)
+
+    def quality_run(self, run_id: int) -> dict[str, Any] | None:
+        """One saved quality run with its ``result``, or None."""
+        return self.store.quality_run(run_id)
+
+    def delete_quality_run(self, run_id: int) -> bool:
+        return self.store.delete_quality_run(run_id)
+
     # -- reporting --------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
+from hsc.figures import chart_config
 from hsc.views import keep_end
 from ui.charts import file_position_figure, token_histogram
 
-MAX_ROWS = 2000
+# The first page of the table: filters reach the rest. More rows cost the browser time at every visit.
+MAX_ROWS = 500
 
 
 index = ui.page_setup("Leaves")
@@ -48,7 +50,11 @@ stats[4].metric(
     help="Leaves that could not be split further, e.g. one very long line.",
 )
 
-st.plotly_chart(token_histogram(frame["token_count"].tolist(), minimum, maximum), key="leaves:histogram")
+st.plotly_chart(
+    token_histogram(frame["token_count"].tolist(), minimum, maximum),
+    key="leaves:histogram",
+    config=chart_config(f"leaf-sizes-{repository['name']}"),
+)
 if cut_with and cut_with != (params.minimum_chunk_token_length, params.maximum_chunk_token_length):
     st.caption(
         f"The lines show the limits these leaves were cut with. The sidebar holds "
@@ -113,5 +119,14 @@ with detail:
     file_leaves = frame[frame["path"] == leaf["path"]].to_dict("records")
     position = next(i for i, row in enumerate(file_leaves) if row["id"] == leaf["id"]) + 1
     st.caption(f"Leaf {position} of {len(file_leaves)} in its file (red below); hover for the others.")
-    st.plotly_chart(file_position_figure(file_leaves, str(leaf["id"])), key="leaves:position")
-    st.code(index.node(leaf["id"]).text, language=ui.code_language(leaf["language"]), wrap_lines=True)
+    st.plotly_chart(
+        file_position_figure(file_leaves, str(leaf["id"])),
+        key="leaves:position",
+        config=chart_config(f"leaves-of-{leaf['path']}"),
+    )
+    if selected_rows:
+        st.code(index.node(leaf["id"]).text, language=ui.code_language(leaf["language"]), wrap_lines=True)
+    else:
+        # The code is read (and the highlighter, a large script, loaded) once a row is chosen:
+        # opening the page stays quick on a large repository.
+        st.caption("Select a row in the table to read that leaf's code.")

@@ -7,8 +7,10 @@ import time
 import streamlit as st
 
 import ui
+from hsc.figures import chart_config, overview_curve, plan_similarity_curve
+from hsc.hierarchy import HierarchyPlan
 from hsc.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
-from ui.charts import overview_figure, similarity_figure
+from ui.tuning import current_against_saved
 
 SLIDERS = ("similarity_drop_threshold", "smoothing_window_size", "boundary_rule")
 index = ui.page_setup("Similarity", own_parameters=SLIDERS)
@@ -22,95 +24,82 @@ st.caption(
 )
 
 repository = ui.require_repository(index)
-repository_id = int(repository["id"])
-
-sliders = st.columns([3, 3, 2], gap="large")
-with sliders[0]:
-    ui.parameter_input("similarity_drop_threshold", "similarity", slider=True, slider_range=(0.0, 1.0))
-with sliders[1]:
-    ui.parameter_input("smoothing_window_size", "similarity", slider=True, slider_range=(1, 10))
-with sliders[2]:
-    ui.parameter_input("boundary_rule", "similarity")
-
-params = ui.current_parameters()
-started = time.perf_counter()
-# Cached vectors, numpy only: a new threshold or window costs milliseconds, no database write.
-plan = index.preview(repository_id, params)
-preview_ms = (time.perf_counter() - started) * 1000
-if len(plan.table) < 2:
-    st.info("This repository has fewer than two leaves, so there are no neighbours to compare.")
-    st.stop()
-
-saved = next((h for h in index.hierarchies(repository_id) if h["name"] == "default"), None)
-boundaries = plan.segmentation.topic_boundary_count
-metrics = st.columns(4)
-metrics[0].metric(
-    "Topic boundaries",
-    boundaries,
-    delta=None if saved is None else boundaries - int(saved["topic_boundaries"]),
-    delta_color="off",
-    delta_description="vs the saved default set",
-    help="Boundaries from a similarity valley; file edges are boundaries too but are not counted here.",
-)
-metrics[1].metric(
-    "Mid-level groups",
-    plan.group_count,
-    delta=None if saved is None else plan.group_count - int(saved["group_count"]),
-    delta_color="off",
-    delta_description="vs the saved default set",
-)
-metrics[2].metric("Leaves per group", f"{len(plan.table) / max(plan.group_count, 1):.1f}")
-metrics[3].metric(
-    "Preview took", f"{preview_ms:.0f} ms", help="index.preview(): rebuilt from cached vectors."
-)
-
-table = plan.table
-total = len(table)
-# A small repository is drawn whole; a large one as an overview with a window of
-# DETAIL_LEAVES leaves under it, so no chart holds more points than it can show.
-large = total > DETAIL_LEAVES
-WHOLE = (
-    f"Overview, and a window of {DETAIL_LEAVES} leaves" if large else "Whole repository, in document order"
-)
-views = [WHOLE, *table.paths]
 WINDOW = "similarity:window_start"
 OVERVIEW = "similarity:overview"
+VIEW = "similarity:view"
 
 
-def _window_to_file() -> None:
-    """Choosing a file also moves the window there, for when the overview comes back."""
-    chosen = st.session_state["similarity:view"]
-    if chosen != WHOLE:
-        st.session_state[WINDOW] = file_rows(table, table.paths.index(chosen))[0]
+def counts(plan: HierarchyPlan, preview_ms: float) -> None:
+    """Boundaries and groups now, against the saved default set."""
+    saved = next((h for h in index.hierarchies(repository["id"]) if h["name"] == "default"), None)
+    boundaries = plan.segmentation.topic_boundary_count
+    metrics = st.columns(4)
+    metrics[0].metric(
+        "Topic boundaries",
+        boundaries,
+        delta=None if saved is None else boundaries - int(saved["topic_boundaries"]),
+        delta_color="off",
+        delta_description="vs the saved default set",
+        help="Boundaries from a similarity valley; file edges are boundaries too but are not counted here.",
+    )
+    metrics[1].metric(
+        "Mid-level groups",
+        plan.group_count,
+        delta=None if saved is None else plan.group_count - int(saved["group_count"]),
+        delta_color="off",
+        delta_description="vs the saved default set",
+    )
+    metrics[2].metric("Leaves per group", f"{len(plan.table) / max(plan.group_count, 1):.1f}")
+    metrics[3].metric(
+        "Preview took", f"{preview_ms:.0f} ms", help="index.preview(): rebuilt from cached vectors."
+    )
 
 
-view = st.selectbox(
-    "Show",
-    views,
-    key="similarity:view",
-    on_change=_window_to_file,
-    help="A file, or (in a large repository) the overview with a window you can move.",
-)
-if view != WHOLE:
-    leaf_start, leaf_end = file_rows(table, table.paths.index(view))
-    title = f"{ui.plot_text(view)}: {leaf_end - leaf_start} leaves"
-elif not large:
-    leaf_start, leaf_end = 0, total
-    title = f"All {len(table.paths)} files, {total} leaves"
-else:
+def rows_in_view(plan: HierarchyPlan) -> tuple[int, int, str]:
+    """The rows ``[start, end)`` of the leaf table to draw, and a title: a file,
+    the whole of a small repository, or (in a large one) a window under an
+    overview, so no chart holds more points than it can show."""
+    table = plan.table
+    total = len(table)
+    large = total > DETAIL_LEAVES
+    whole = (
+        f"Overview, and a window of {DETAIL_LEAVES} leaves"
+        if large
+        else "Whole repository, in document order"
+    )
+
+    def window_to_file() -> None:
+        """Choosing a file also moves the window there, for when the overview comes back."""
+        chosen = st.session_state[VIEW]
+        if chosen != whole:
+            st.session_state[WINDOW] = file_rows(table, table.paths.index(chosen))[0]
+
+    view = st.selectbox(
+        "Show",
+        [whole, *table.paths],
+        key=VIEW,
+        on_change=window_to_file,
+        help="A file, or (in a large repository) the overview with a window you can move.",
+    )
+    if view != whole:
+        start, end = file_rows(table, table.paths.index(view))
+        return start, end, f"{ui.plot_text(view)}: {end - start} leaves"
+    if not large:
+        return 0, total, f"All {len(table.paths)} files, {total} leaves"
     # A click on the overview moves the window there (once per click: the selection stays in the state).
     clicked = st.session_state.get(OVERVIEW)
     points = clicked.selection.points if clicked else []
     if points and points[0].get("x") != st.session_state.get("similarity:clicked_x"):
         st.session_state["similarity:clicked_x"] = points[0].get("x")
         st.session_state[WINDOW] = int(points[0]["x"]) - DETAIL_LEAVES // 2
-    leaf_start, leaf_end = leaf_window(total, int(st.session_state.get(WINDOW, 0)))
-    st.session_state[WINDOW] = leaf_start
+    start, end = leaf_window(total, int(st.session_state.get(WINDOW, 0)))
+    st.session_state[WINDOW] = start
     st.plotly_chart(
-        overview_figure(plan, (leaf_start, leaf_end)),
+        overview_curve(plan, (start, end)),
         key=OVERVIEW,
         on_select="rerun",
         selection_mode="points",
+        config=chart_config("similarity-overview"),
     )
     st.slider(
         "Window starts at leaf",
@@ -120,41 +109,79 @@ else:
         key=WINDOW,
         help="Or click the overview where you want to look.",
     )
-    first_file, last_file = table.file_index[leaf_start], table.file_index[leaf_end - 1]
+    first_file, last_file = table.file_index[start], table.file_index[end - 1]
     title = (
-        f"Leaves {leaf_start + 1}–{leaf_end} of {total} · "
+        f"Leaves {start + 1}–{end} of {total} · "
         f"{ui.plot_text(table.paths[first_file])} … {ui.plot_text(table.paths[last_file])}"
     )
+    return start, end, title
 
-if leaf_end - leaf_start < 2:
-    st.info("This file has a single leaf, so there is nothing to compare inside it.")
-else:
-    chart = similarity_figure(plan, leaf_start, leaf_end, title)
-    event = st.plotly_chart(chart.figure, key="similarity:chart", on_select="rerun", selection_mode="points")
-    st.caption(
-        f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
-        f"{chart.groups} groups in view. Hover a point for the two leaves it compares; click it to open them."
+
+def pair_detail(plan: HierarchyPlan, pair: int) -> None:
+    """The two leaves a clicked point compares, side by side."""
+    seg, group_of_leaf, table = plan.segmentation, plan.group_of_leaf(), plan.table
+    st.markdown(
+        f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
+        f"smoothed {seg.smoothed[pair]:.3f}"
+        + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
     )
-    points = event.selection.points if event else []
-    pair = pair_at(leaf_start, leaf_end, points[0].get("x")) if points else None
-    if pair is not None:
-        seg, group_of_leaf = plan.segmentation, plan.group_of_leaf()
-        st.markdown(
-            f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
-            f"smoothed {seg.smoothed[pair]:.3f}"
-            + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
-        )
-        for column, row in zip(st.columns(2), (pair, pair + 1)):
-            leaf = index.node(f"leaf:{int(table.leaf_ids[row])}")
-            column.caption(
-                ui.md(
-                    f"group {int(group_of_leaf[row]) + 1} · {leaf.path} "
-                    f"{ui.line_range(leaf.start_line, leaf.end_line)} · {leaf.token_count} tokens · "
-                    f"{leaf.scope}"
-                )
+    for column, row in zip(st.columns(2), (pair, pair + 1)):
+        leaf = index.node(f"leaf:{int(table.leaf_ids[row])}")
+        column.caption(
+            ui.md(
+                f"group {int(group_of_leaf[row]) + 1} · {leaf.path} "
+                f"{ui.line_range(leaf.start_line, leaf.end_line)} · {leaf.token_count} tokens · "
+                f"{leaf.scope}"
             )
-            column.code(leaf.text, language=ui.code_language(leaf.language), wrap_lines=True)
+        )
+        column.code(leaf.text, language=ui.code_language(leaf.language), wrap_lines=True)
 
-from ui.tuning import current_against_saved  # noqa: E402
 
-current_against_saved(index, repository, params)
+@st.fragment
+def live_view() -> None:
+    """Sliders, counts and charts. A fragment: moving a slider reruns only
+    this, not the page around it nor the sidebar, so a step sends and the
+    browser redraws only what changed."""
+    ui.take_moved_widgets()  # a fragment's run starts here, not in page_setup
+    sliders = st.columns([3, 3, 2], gap="large")
+    with sliders[0]:
+        ui.parameter_input("similarity_drop_threshold", "similarity", slider=True, slider_range=(0.0, 1.0))
+    with sliders[1]:
+        ui.parameter_input("smoothing_window_size", "similarity", slider=True, slider_range=(1, 10))
+    with sliders[2]:
+        ui.parameter_input("boundary_rule", "similarity")
+
+    params = ui.current_parameters()
+    started = time.perf_counter()
+    # Cached vectors, numpy only: a new threshold or window costs milliseconds, no database write.
+    plan = index.preview(int(repository["id"]), params)
+    preview_ms = (time.perf_counter() - started) * 1000
+    if len(plan.table) < 2:
+        st.info("This repository has fewer than two leaves, so there are no neighbours to compare.")
+        return
+    counts(plan, preview_ms)
+    start, end, title = rows_in_view(plan)
+    if end - start < 2:
+        st.info("This file has a single leaf, so there is nothing to compare inside it.")
+    else:
+        chart = plan_similarity_curve(plan, start, end, title)
+        event = st.plotly_chart(
+            chart.figure,
+            key="similarity:chart",
+            on_select="rerun",
+            selection_mode="points",
+            config=chart_config("similarity-" + title.split(":")[0].split(" · ")[0]),
+        )
+        st.caption(
+            f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
+            f"{chart.groups} groups in view. Hover a point for the two leaves it compares; "
+            "click it to open them."
+        )
+        points = event.selection.points if event else []
+        pair = pair_at(start, end, points[0].get("x")) if points else None
+        if pair is not None:
+            pair_detail(plan, pair)
+    current_against_saved(index, repository, params)
+
+
+live_view()

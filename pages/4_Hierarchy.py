@@ -10,6 +10,7 @@ import streamlit as st
 
 import ui
 from hsc import Settings
+from hsc.figures import chart_config
 from hsc.summarize import (
     DEFAULT_OLLAMA_HOST,
     DigestSummarizer,
@@ -19,6 +20,7 @@ from hsc.summarize import (
 )
 from hsc.views import folders_of, hierarchy_tree, keep_end, place_counts
 from ui.charts import group_size_figure, hierarchy_figure
+from ui.tuning import save_form
 
 index = ui.page_setup("Hierarchy")
 st.title("Hierarchy")
@@ -76,6 +78,43 @@ def describe_place(place: str) -> str:
     return f"{kind} {place} ({groups_in[place]} groups)"
 
 
+CHART = "hierarchy:chart"
+OPENED_GROUP = "hierarchy:opened_group"
+TABLE_GENERATION = "hierarchy:table_generation"
+
+
+def take_chart_click() -> None:
+    """A click on the picture opens what was clicked: a folder or file becomes
+    the scope (the selectbox below follows), a group or leaf opens its group
+    in the table's detail. Once per click: the chart keeps its selection."""
+    clicked = st.session_state.get(CHART)
+    points = clicked.selection.points if clicked else []
+    node_id = points[0].get("id") if points else None  # a sunburst's or treemap's point is a node
+    if not isinstance(node_id, str) or node_id == st.session_state.get("hierarchy:clicked"):
+        return
+    st.session_state["hierarchy:clicked"] = node_id
+
+    def open_place(place: str) -> None:
+        if place in places:
+            st.session_state["hierarchy:scope"] = place
+
+    group_by_id = {g.id: g for g in all_groups}
+    if node_id.startswith("leaf:"):
+        node_id = next((g.id for g in all_groups if node_id in g.children), node_id)
+    if node_id.startswith("folder:"):
+        open_place(node_id.removeprefix("folder:"))
+    elif node_id in group_by_id:
+        open_place(group_by_id[node_id].path)
+        st.session_state[OPENED_GROUP] = node_id
+        # A new table (its row selection cleared), so the clicked group is what opens.
+        st.session_state[TABLE_GENERATION] = st.session_state.get(TABLE_GENERATION, 0) + 1
+    else:
+        path = next((d.path for d in documents if d.id == node_id), None)
+        if path is not None:
+            open_place(path)
+
+
+take_chart_click()
 look, picture_column = st.columns([3, 1], vertical_alignment="bottom")
 scope = look.selectbox(
     "Open",
@@ -89,7 +128,7 @@ picture = picture_column.radio(
     ["sunburst", "treemap"],
     horizontal=True,
     key="hierarchy:picture",
-    help="Click a folder, file or group to zoom in; click the centre (or top bar) to zoom out.",
+    help="Click a folder or file to open it, a group to open it below; the centre (or top bar) zooms out.",
 )
 leaf_labels = {
     leaf_id: (
@@ -99,7 +138,13 @@ leaf_labels = {
     for leaf_id, leaf in leaves_by_id.items()
 }
 tree = hierarchy_tree(repository["name"], documents, all_groups, leaf_labels, scope=scope)
-st.plotly_chart(hierarchy_figure(tree, kind=picture), key="hierarchy:chart")
+st.plotly_chart(
+    hierarchy_figure(tree, kind=picture),
+    key=CHART,
+    on_select="rerun",
+    selection_mode="points",
+    config=chart_config(f"hierarchy-{repository['name']}-{scope or 'all'}"),
+)
 deeper = {"file": "groups and leaves", "group": "leaves"}.get(tree.deepest)
 st.caption(
     f"{tree.files} files, {tree.groups} groups, {tree.leaves} leaves in view; "
@@ -133,7 +178,7 @@ with table:
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
-        key="hierarchy:groups",
+        key=f"hierarchy:groups:{st.session_state.get(TABLE_GENERATION, 0)}",
         height=460,
         column_config={
             "lines": st.column_config.TextColumn(width="small"),
@@ -143,11 +188,14 @@ with table:
         },
     )
     picked = [row for row in event.selection.rows if row < len(groups)]
-    # Until a row is picked, open the first summarised group: summaries are what this part explains.
+    clicked_row = next((n for n, g in enumerate(groups) if g.id == st.session_state.get(OPENED_GROUP)), None)
+    # Until a row is picked, open the group clicked in the picture, else the first summarised
+    # group: summaries are what this part explains.
     first_summarised = next((n for n, g in enumerate(groups) if g.summary), 0)
-    group = groups[picked[0] if picked else first_summarised]
+    group = groups[picked[0] if picked else clicked_row if clicked_row is not None else first_summarised]
     if not picked:
-        st.caption(f"Showing {group.id}, the first summarised group. Select a row to open another.")
+        how = "clicked in the picture" if clicked_row is not None else "the first summarised group"
+        st.caption(f"Showing {group.id}, {how}. Select a row to open another.")
 with detail:
     st.markdown(
         f"**{ui.md(group.id)} · {ui.md(group.path)} {ui.line_range(group.start_line, group.end_line)}**"
@@ -185,7 +233,7 @@ with detail:
 
 # -- summaries with Ollama -----------------------------------------------------------------------------
 st.subheader("Summaries")
-st.text(f"Summariser in use: {index.summariser_description()}")
+st.text(f"Summariser in use: {ui.summariser_text(index)}")
 ollama = st.columns([2, 1, 1], vertical_alignment="bottom")
 host = ollama[0].text_input(
     "Ollama host", value=index.settings.ollama_host or DEFAULT_OLLAMA_HOST, key="hierarchy:ollama_host"
@@ -225,15 +273,9 @@ st.caption(
     "Save the sidebar's parameters as a named hierarchy (it is built and summarised now, and queries can "
     "use it), then compare two sets: how many groups each makes, how big they are, which leaves moved."
 )
-save = st.columns([2, 1, 1], vertical_alignment="bottom")
-new_name = save[0].text_input("Name", value="tuned", key="hierarchy:new_name", max_chars=60)
-if save[1].button("Save current parameters", type="primary", key="hierarchy:save"):
-    if not new_name.strip():
-        st.warning("Give the parameter set a name.")
-    else:
-        ui.run_build(index, repository_id, ui.current_parameters(), new_name.strip())
-        st.rerun()
-if save[2].button(
+# Asks before replacing a set of that name; "default" only ever holds the default parameters.
+save_form(index, repository_id, ui.current_parameters(), "hierarchy", label="Save current parameters")
+if st.button(
     "Load this set into the sidebar",
     key="hierarchy:load",
     help=ui.md(f"Copy the parameters of {chosen_name} into the sidebar."),
@@ -291,6 +333,7 @@ with charts:
     st.plotly_chart(
         group_size_figure(first_name, first["group_sizes"], second_name, second["group_sizes"]),
         key="hierarchy:sizes",
+        config=chart_config(f"group-sizes-{first_name}-{second_name}"),
     )
 with params_table:
     st.markdown("**Parameters**")

@@ -10,6 +10,7 @@ from pandas.io.formats.style import Styler
 
 import ui
 from hsc import QueryResponse, QueryResult
+from hsc.api import check_query
 
 index = ui.page_setup("Query")
 st.title("Query")
@@ -66,10 +67,12 @@ previous: QueryResponse | None = st.session_state.get(RESPONSE)
 # Pressing Enter in the box reruns the page too: search then as well, but only
 # when something changed, since every query is recorded in the history.
 asked_again = previous is None or (previous.query, previous.hierarchy_id) != (text, hierarchy_id)
-if text.strip() and (search or asked_again):
+# A click on Search with nothing (or only spaces) typed, or spaces sent with Enter, gets the
+# library's one-line message; an empty box on arrival says nothing.
+if search or (text and asked_again):
     try:
         st.session_state[RESPONSE] = index.query(
-            text, repository_id=repository_id, hierarchy_id=hierarchy_id, params=params
+            check_query(text), repository_id=repository_id, hierarchy_id=hierarchy_id, params=params
         )
     except ValueError as error:
         st.warning(ui.md(str(error)))

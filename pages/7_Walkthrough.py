@@ -57,7 +57,7 @@ for problem in walk.problems:
 stage_leaves(walk)
 stage_embeddings(walk, int(plan.table.vectors.shape[1]))
 stage_similarity(walk)
-stage_groups(walk)
+stage_groups(walk, ui.summariser_text(index))
 
 st.subheader("5 · One query, two stages")
 text = st.text_input(

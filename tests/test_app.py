@@ -148,12 +148,13 @@ def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
     table = app.dataframe[0].value
     assert {"path", "scope", "node_type", "lines", "token_count"} <= set(table.columns)
     assert len(app.get("plotly_chart")) == 2  # histogram and the file strip
-    assert app.code[0].value.strip()  # the first leaf is open before any row is picked
+    # The first leaf is described before any row is picked; its code is read once one is.
+    assert not app.code
+    assert "Select a row in the table to read that leaf's code." in texts(app)
 
     app.multiselect(key="leaves:paths").select("inventory/pricing.py").run()
     assert_clean(app)
     assert set(app.dataframe[0].value["path"]) == {"inventory/pricing.py"}
-    assert app.code[0].language == "python"
     app.multiselect(key="leaves:paths").unselect("inventory/pricing.py").run()
 
     everything = len(table)
@@ -179,8 +180,8 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
     app.slider(key=THRESHOLD_SLIDER).set_value(0.9).run()
     assert_clean(app)
     assert int(metric(app, "Topic boundaries")) > default_boundaries
-    # One widget per parameter on a page: the sidebar shows what the slider set.
-    assert "similarity_drop_threshold = 0.9 (set on this page)" in texts(app, sidebar=True)
+    # One widget per parameter on a page: the sidebar points to the slider.
+    assert "similarity_drop_threshold: set on this page" in texts(app, sidebar=True)
 
     app.slider(key=THRESHOLD_SLIDER).set_value(0.05).run()
     assert int(metric(app, "Topic boundaries")) < default_boundaries
@@ -188,8 +189,6 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
     app.slider(key=WINDOW_SLIDER).set_value(5).run()
     assert_clean(app)
     assert app.session_state["hsc_parameters"]["smoothing_window_size"] == 5
-    preview_ms = float(metric(app, "Preview took").split()[0])
-    assert preview_ms < 1000
 
     # One file instead of the whole repository.
     view = app.selectbox(key="similarity:view")
@@ -212,7 +211,7 @@ def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     assert "Summariser in use" in texts(app)
 
     sidebar_input(app, "similarity_drop_threshold").set_value(0.7).run()
-    app.text_input(key="hierarchy:new_name").input("strict").run()
+    app.text_input(key="hierarchy:name").input("strict").run()
     app.button(key="hierarchy:save").click().run()
     assert_clean(app)
     names = set(app.dataframe[2].value["name"])

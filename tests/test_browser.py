@@ -132,7 +132,7 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
             shots.append(_check_and_shoot(page, "1_repository", artifacts))
 
             _go(page, "Leaves")
-            page.locator('[data-testid="stCode"]').first.wait_for(timeout=PAGE_MS)
+            page.locator(".js-plotly-plot").first.wait_for(timeout=PAGE_MS)
             _settle(page, PAGE_MS)
             # Pick the 7th leaf (the third of cli.py) in the grid, which is a canvas: click where its row is.
             table = page.locator('[data-testid="stDataFrame"]').first
@@ -141,6 +141,7 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
             assert grid is not None
             page.mouse.click(grid["x"] + 14, grid["y"] + GRID_ROW_PX * 7 + GRID_ROW_PX / 2)
             page.get_by_text("Leaf 3 of 5 in its file").wait_for(timeout=PAGE_MS)
+            page.locator('[data-testid="stCode"]').first.wait_for(timeout=PAGE_MS)  # read once picked
             _settle(page, PAGE_MS)
             shots.append(_check_and_shoot(page, "2_leaves", artifacts))
 
@@ -252,6 +253,13 @@ def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
                         _shoot(page, "6_similarity_large", artifacts)
                     if title == "Hierarchy":
                         _shoot(page, "7_hierarchy_large", artifacts)
+                        # A click on a folder of the sunburst opens it: the groups table follows.
+                        assert page.get_by_text("groups in the whole repository").count() == 1
+                        finished = watch.runs_finished
+                        page.locator(".js-plotly-plot g.slice path.surface").nth(1).click()
+                        wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                        assert page.get_by_text("groups in folder pkg_").count() == 1
+                        assert page_problems(page) == []
             finally:
                 browser.close()
     assert watch.requests > 0

@@ -74,3 +74,25 @@ def test_an_edit_updates_only_its_files_and_equals_a_full_rebuild(tmp_path, embe
         for name, params in (("default", Parameters()), ("strict", strict)):
             rebuilt = index.build(first.repository_id, params, name=name)
             assert hierarchy_snapshot(index, rebuilt["id"]) == incremental[name]
+
+
+def test_leaf_ids_are_never_reused_so_a_loaded_hierarchy_never_shows_a_stranger(tmp_path, embedder):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "a.py").write_text("def alpha(x):\n    return x + 1\n")
+    last = repo / "b.py"  # written last: its leaves hold the largest ids
+    last.write_text("def gamma(z):\n    return z - 3\n")
+    with Index.open(tmp_path / "index.db", embedder=embedder) as reader:
+        reader.index(repo)
+        ids_before = {row["id"] for row in reader.leaves()}
+        reader.query("subtract three")  # the reader now holds the hierarchy's leaf table
+
+        with Index.open(tmp_path / "index.db", embedder=embedder) as writer:  # another process's edit
+            last.write_text("def gamma(z):\n    return z - 3\n\n\ndef epsilon(q):\n    return q**5\n")
+            writer.index(repo)
+            new_ids = {row["id"] for row in writer.leaves() if row["path"] == "b.py"}
+        assert new_ids and not new_ids & ids_before
+        # The reader's loaded table knows only the old ids: the edited file's new leaves never
+        # appear under an old leaf's vector and place; a replaced leaf is left out instead.
+        answer = reader.query("raise to the fifth power", mode="two-stage")
+        assert not {r.leaf_id for r in answer.results + answer.flat} & new_ids

@@ -18,6 +18,7 @@ from ui.context import (
     sample_repositories,
     saved_hierarchies,
     set_active_repository,
+    summariser_text,
 )
 from ui.layout import page_setup
 from ui.params import (
@@ -26,6 +27,7 @@ from ui.params import (
     parameter_input,
     parameters_from,
     set_parameters,
+    take_moved_widgets,
 )
 from ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
 from ui.sidebar import render_sidebar
@@ -64,5 +66,7 @@ __all__ = [
     "common_prefix",
     "common_scope",
     "shorten",
+    "take_moved_widgets",
     "render_sidebar",
+    "summariser_text",
 ]

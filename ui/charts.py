@@ -7,270 +7,24 @@ Every string that came from a repository goes through :func:`plot_text`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
-from hsc.hierarchy import HierarchyPlan
-from hsc.views import TreeView, counts_per_bucket, min_max_envelope
-from ui.text import line_range, plot_text
+from hsc.figures import LIMIT_COLOUR, SMOOTHED_COLOUR, plot_text
+from hsc.views import TreeView
+from ui.text import line_range
 
-RAW_COLOUR = "#9aa5b1"
-SMOOTHED_COLOUR = "#1f77b4"
-THRESHOLD_COLOUR = "#d62728"
-BOUNDARY_COLOUR = "#d62728"
-BAND_COLOURS = ("rgba(31, 119, 180, 0.10)", "rgba(255, 127, 14, 0.12)")
-SELECTED_COLOUR = "#d62728"
+SELECTED_COLOUR = LIMIT_COLOUR
 FOLDER_COLOUR = "#c9d3de"
 FILE_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 OTHER_COLOUR = "#9aa5b1"
-
-# Past this many points, WebGL keeps the chart responsive.
-WEBGL_POINTS = 1000
-# Past this many files, their names along the top of the chart would overlap.
-MAX_FILE_LABELS = 30
 
 
 def _compact(figure: go.Figure, height: int) -> go.Figure:
     figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": 40, "b": 10})
     return figure
-
-
-@dataclass(frozen=True)
-class SimilarityView:
-    figure: go.Figure
-    pairs: int
-    topic_boundaries: int
-    groups: int
-
-
-def similarity_figure(plan: HierarchyPlan, leaf_start: int, leaf_end: int, title: str) -> SimilarityView:
-    """Raw and smoothed similarity of each adjacent leaf pair in rows
-    ``[leaf_start, leaf_end)`` of the plan's table, with the threshold, the
-    boundaries that fell in valleys, file edges and the groups as bands.
-
-    Leaf ``r`` sits at x = r - leaf_start; the pair (r, r + 1) sits between
-    them at x + 0.5, so a band from a group's first to last leaf is exact.
-    """
-    table, seg = plan.table, plan.segmentation
-    params = plan.parameters
-    pair_rows = np.arange(leaf_start, max(leaf_start, leaf_end - 1))
-    x = pair_rows - leaf_start + 0.5
-    raw = seg.similarities[pair_rows]
-    smoothed = seg.smoothed[pair_rows]
-    is_topic_boundary = seg.boundaries[pair_rows] & ~np.isnan(raw)
-    is_file_edge = np.isnan(raw)
-
-    def describe_leaf(row: int) -> str:
-        path = table.paths[table.file_index[row]]
-        lines = line_range(int(table.start_lines[row]), int(table.end_lines[row]))
-        return plot_text(f"{table.scopes[row] or path} ({path} {lines})")
-
-    left = [describe_leaf(r) for r in pair_rows]
-    right = [describe_leaf(r + 1) for r in pair_rows]
-    custom = np.column_stack([left, right]) if len(pair_rows) else np.zeros((0, 2))
-    scatter = go.Scattergl if len(pair_rows) > WEBGL_POINTS else go.Scatter
-    hover = "%{customdata[0]}<br>→ %{customdata[1]}<br>%{fullData.name}: %{y:.3f}<extra></extra>"
-
-    figure = go.Figure()
-    figure.add_trace(
-        scatter(
-            x=x,
-            y=raw,
-            name="raw similarity",
-            mode="lines+markers",
-            customdata=custom,
-            hovertemplate=hover,
-            line={"color": RAW_COLOUR, "width": 1},
-            marker={"size": 4},
-        )
-    )
-    figure.add_trace(
-        scatter(
-            x=x,
-            y=smoothed,
-            name=f"smoothed (window {params.smoothing_window_size})",
-            mode="lines",
-            # The leaves' names ride on the raw curve only: sending them twice doubles each step's payload.
-            hovertemplate="%{fullData.name}: %{y:.3f}<extra></extra>",
-            line={"color": SMOOTHED_COLOUR, "width": 2.5},
-        )
-    )
-    below = ~np.isnan(smoothed) & (smoothed < params.similarity_drop_threshold)
-    figure.add_trace(
-        scatter(
-            x=x[below],
-            y=smoothed[below],
-            name="smoothed below threshold",
-            mode="markers",
-            customdata=custom[below],
-            hovertemplate=hover,
-            marker={"color": BOUNDARY_COLOUR, "size": 5, "opacity": 0.5},
-        )
-    )
-    # The valley rule places each boundary at the dip's lowest raw similarity, the
-    # threshold rule at every smoothed pair below: mark it on the curve that decided.
-    decided_by = raw if params.boundary_rule == "valley" else smoothed
-    figure.add_trace(
-        scatter(
-            x=x[is_topic_boundary],
-            y=decided_by[is_topic_boundary],
-            name=f"boundary ({params.boundary_rule} rule)",
-            mode="markers",
-            customdata=custom[is_topic_boundary],
-            hovertemplate=hover,
-            marker={"color": BOUNDARY_COLOUR, "size": 10, "symbol": "x"},
-        )
-    )
-    figure.add_hline(
-        y=params.similarity_drop_threshold,
-        line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 1.5},
-        annotation_text=f"similarity_drop_threshold = {params.similarity_drop_threshold:.2f}",
-        annotation_position="top left",
-    )
-
-    # Groups wholly or partly inside the view, every other one shaded: one trace of
-    # rectangles (a shape per group would cost the browser seconds at a few hundred).
-    ordinals = np.flatnonzero((plan.group_ends > leaf_start) & (plan.group_starts < leaf_end))
-    bottom, top = _similarity_range(raw)
-    band_x: list[float | None] = []
-    band_y: list[float | None] = []
-    for ordinal in ordinals[::2]:
-        start = max(int(plan.group_starts[ordinal]), leaf_start) - leaf_start - 0.5
-        end = min(int(plan.group_ends[ordinal]), leaf_end) - leaf_start - 0.5
-        band_x += [start, end, end, start, start, None]
-        band_y += [bottom, bottom, top, top, bottom, None]
-    figure.add_trace(
-        go.Scatter(
-            x=band_x,
-            y=band_y,
-            fill="toself",
-            fillcolor=BAND_COLOURS[0],
-            line={"width": 0},
-            mode="lines",
-            hoverinfo="skip",
-            name="groups (every other one shaded)",
-        )
-    )
-    edges = x[is_file_edge]
-    figure.add_trace(
-        go.Scatter(
-            x=np.repeat(edges, 3),
-            y=np.tile([bottom, top, np.nan], len(edges)),
-            mode="lines",
-            line={"color": "#555", "dash": "dot", "width": 1},
-            hoverinfo="skip",
-            name="file edges",
-        )
-    )
-    # Name the files along the top when several are in view, on two staggered rows
-    # so that the names of short neighbouring files do not run into each other.
-    files_in_view = np.unique(table.file_index[leaf_start:leaf_end])
-    if 1 < len(files_in_view) <= MAX_FILE_LABELS:
-        for number, file_number in enumerate(files_in_view):
-            rows = np.flatnonzero(table.file_index[leaf_start:leaf_end] == file_number)
-            figure.add_annotation(
-                x=(rows[0] + rows[-1]) / 2,
-                y=1.0,
-                yref="paper",
-                yanchor="bottom",
-                yshift=16 * (number % 2),
-                showarrow=False,
-                text=plot_text(table.paths[file_number].rsplit("/", 1)[-1]),
-                font={"size": 11, "color": "#444"},
-            )
-
-    figure.update_layout(
-        title=title,
-        xaxis_title="adjacent leaf pairs in document order (dotted lines: file edges; bands: groups)",
-        yaxis_title="cosine similarity",
-        legend={"orientation": "h", "y": -0.25},
-        hovermode="closest",
-        yaxis_range=[bottom, top],
-        xaxis_range=[-0.5, leaf_end - leaf_start - 0.5],
-    )
-    figure = _compact(figure, 460)
-    figure.update_layout(margin={"t": 95}, title={"y": 0.97})
-    return SimilarityView(
-        figure=figure,
-        pairs=len(pair_rows),
-        topic_boundaries=int(np.count_nonzero(is_topic_boundary)),
-        groups=len(ordinals),
-    )
-
-
-def _similarity_range(values: np.ndarray) -> tuple[float, float]:
-    """A y range that holds every similarity shown (and the usual 0 to 1)."""
-    low = float(np.nanmin(values)) if np.any(~np.isnan(values)) else 0.0
-    return min(0.0, low) - 0.05, 1.05
-
-
-def overview_figure(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
-    """The whole repository's smoothed similarity, reduced to the lowest and
-    highest value per pixel column, with the threshold, the number of
-    boundaries per column, and the detail ``window`` of leaves shaded."""
-    seg, params = plan.segmentation, plan.parameters
-    envelope = min_max_envelope(seg.smoothed)
-    boundaries = counts_per_bucket(seg.boundaries & ~np.isnan(seg.similarities), envelope.starts)
-    bottom, top = _similarity_range(envelope.low)
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=window[0] - 0.5 + np.array([0, window[1] - window[0], window[1] - window[0], 0, 0]),
-            y=[bottom, bottom, top, top, bottom],
-            fill="toself",
-            fillcolor="rgba(255, 127, 14, 0.18)",
-            line={"color": "rgba(255, 127, 14, 0.9)", "width": 1},
-            mode="lines",
-            hoverinfo="skip",
-            name="detail window (below)",
-        )
-    )
-    x = envelope.starts
-    for values, name in ((envelope.low, "lowest smoothed"), (envelope.high, "highest smoothed")):
-        # SVG: a few thousand points draw faster than starting WebGL (software-rendered without a GPU).
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=values,
-                mode="lines",
-                name=name,
-                line={"color": SMOOTHED_COLOUR, "width": 1},
-                fill="tonexty" if name.startswith("highest") else None,
-                fillcolor="rgba(31, 119, 180, 0.25)",
-                hovertemplate="leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
-                showlegend=name.startswith("lowest"),
-            )
-        )
-    figure.add_trace(
-        go.Bar(
-            x=x,
-            y=boundaries,
-            yaxis="y2",
-            name="boundaries per column",
-            marker={"color": BOUNDARY_COLOUR},
-            opacity=0.5,
-            hovertemplate="leaves from %{x}: %{y} boundaries<extra></extra>",
-        )
-    )
-    figure.add_hline(
-        y=params.similarity_drop_threshold, line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 1}
-    )
-    figure.update_layout(
-        xaxis={
-            "title": "leaves in document order (click to move the window there)",
-            "range": [0, len(plan.table)],
-            "anchor": "y2",
-        },
-        yaxis={"title": "similarity", "range": [bottom, top], "domain": [0.35, 1]},
-        yaxis2={"title": "boundaries", "domain": [0, 0.25], "showgrid": False, "anchor": "x"},
-        legend={"orientation": "h", "y": 1.2},
-        bargap=0,
-        clickmode="event",
-    )
-    return _compact(figure, 260)
 
 
 def token_histogram(token_counts: Sequence[int], minimum: int, maximum: int) -> go.Figure:
@@ -294,7 +48,7 @@ def token_histogram(token_counts: Sequence[int], minimum: int, maximum: int) -> 
     ):
         figure.add_vline(
             x=value,
-            line={"color": THRESHOLD_COLOUR, "dash": "dash", "width": 2},
+            line={"color": LIMIT_COLOUR, "dash": "dash", "width": 2},
             annotation_text=f"{name} = {value}",
             annotation_position=position,
         )
@@ -393,3 +147,24 @@ def group_size_figure(
         legend={"orientation": "h", "y": 1.15},
     )
     return _compact(figure, 300)
+
+
+def folder_leaves_figure(paths: Sequence[str], leaf_counts: Sequence[int], limit: int = 20) -> go.Figure:
+    """Leaves per top-level folder (files at the top count as "(top level)"),
+    the ``limit`` largest, as horizontal bars: where the bulk of a repository is."""
+    totals: dict[str, int] = {}
+    for path, leaves in zip(paths, leaf_counts):
+        head = path.split("/", 1)[0] + "/" if "/" in path else "(top level)"
+        totals[head] = totals.get(head, 0) + int(leaves)
+    largest = sorted(totals.items(), key=lambda item: -item[1])[:limit][::-1]
+    figure = go.Figure(
+        go.Bar(
+            y=[plot_text(name) for name, _ in largest],
+            x=[leaves for _, leaves in largest],
+            orientation="h",
+            marker={"color": SMOOTHED_COLOUR},
+            hovertemplate="%{y}: %{x} leaves<extra></extra>",
+        )
+    )
+    figure.update_layout(xaxis_title="leaves", showlegend=False)
+    return _compact(figure, 60 + 22 * len(largest))

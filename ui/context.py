@@ -141,6 +141,15 @@ def require_repository(index: Index) -> dict[str, Any]:
     return cast(dict[str, Any], repository)
 
 
+def summariser_text(index: Index) -> str:
+    """Which summariser writes the summaries, and, when they are not what the
+    settings asked for (Ollama failed, or "auto" found no server), why."""
+    from hsc.summarize import fallback_note
+
+    note = fallback_note(index.summarizer)
+    return index.summariser_description() + (f" ({note})" if note else "")
+
+
 def saved_hierarchies(index: Index, repository_id: int) -> list[dict[str, Any]]:
     """The repository's saved parameter sets, building the default one if there is none yet."""
     hierarchies = index.hierarchies(repository_id)

@@ -24,6 +24,7 @@ PAGES = (
     ("pages/3_Similarity.py", "Similarity", ":material/show_chart:"),
     ("pages/4_Hierarchy.py", "Hierarchy", ":material/account_tree:"),
     ("pages/5_Query.py", "Query", ":material/search:"),
+    ("pages/6_Evaluate.py", "Evaluate", ":material/analytics:"),
     ("pages/7_Walkthrough.py", "Walkthrough", ":material/school:"),
 )
 

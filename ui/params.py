@@ -179,7 +179,8 @@ def parameter_editor(page: str, shown_on_page: tuple[str, ...] = ()) -> None:
                 if field["stage"] != stage:
                     continue
                 if name in shown_on_page:
-                    st.caption(f"{name} = {parameter_values()[name]} (set on this page)")
+                    # No value here: a slider on the page reruns only its part of the page, not the sidebar.
+                    st.caption(f"{name}: set on this page")
                 else:
                     parameter_input(name, f"sidebar:{page}")
         st.button("Reset to defaults", on_click=_reset, key="param:reset", width="stretch")

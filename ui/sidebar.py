@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from hsc import Index
-from ui.context import active_repository, database_path
+from ui.context import active_repository, database_path, summariser_text
 from ui.params import parameter_editor
 from ui.text import md
 
@@ -24,6 +24,6 @@ def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()
         model = (repository or {}).get("embedding_model") or index.settings.embedding_model
         st.caption(f"**Embedding model** {md(model)}")
         st.caption(f"**Tokenizer** {md(index.settings.tokenizer)}")
-        st.caption(f"**Summariser** {md(index.summariser_description())}")
+        st.caption(f"**Summariser** {md(summariser_text(index))}")
         st.caption(f"**Database** {md(database_path())}")
         parameter_editor(page, own_parameters)

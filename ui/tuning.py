@@ -131,14 +131,14 @@ def flags(plan: HierarchyPlan, maximum_chunk_token_length: int) -> None:
             )
 
 
-def save_form(index: Index, repository_id: int, params: Parameters, key: str) -> None:
+def save_form(index: Index, repository_id: int, params: Parameters, key: str, label: str = "Save") -> None:
     """Save ``params`` as a named set; replacing an existing set asks first."""
     saved = st.session_state.pop(SAVED_MESSAGE, None)
     if saved:
         st.success(saved)
     cells = st.columns([2, 1], vertical_alignment="bottom")
     name = cells[0].text_input("Save the current parameters as", value="tuned", key=f"{key}:name").strip()
-    if cells[1].button("Save", key=f"{key}:save", type="primary"):
+    if cells[1].button(label, key=f"{key}:save", type="primary"):
         _save(index, repository_id, params, name, replace=False)
     if st.session_state.get(PENDING_REPLACE) == (repository_id, name):
         st.warning(

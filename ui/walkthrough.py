@@ -143,7 +143,8 @@ def stage_similarity(walk: FileWalkthrough) -> None:
     )
 
 
-def stage_groups(walk: FileWalkthrough) -> None:
+def stage_groups(walk: FileWalkthrough, summariser: str) -> None:
+    """``summariser``: who writes the summaries (and why, when not as asked)."""
     st.subheader("4 · Groups, and their summaries")
     limit = walk.parameters.maximum_merged_chunk_token_length
     st.caption(
@@ -151,6 +152,7 @@ def stage_groups(walk: FileWalkthrough) -> None:
         f"A group longer than maximum_merged_chunk_token_length = {limit} tokens gets a summary that stands "
         "in for its text. The file itself is the top-level node above its groups."
     )
+    st.caption(md(f"Summariser: {summariser}"))
     for number, group in enumerate(walk.groups):
         title = (
             f"Group {number + 1}: leaves {group.first_leaf}–{group.last_leaf}, "

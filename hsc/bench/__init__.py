@@ -62,6 +62,7 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
 
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
+    from hsc.quality.catalog import SYSTEM_NAMES
     from hsc.quality.report import write_run
     from hsc.quality.sweep import Options, run_quality
 
@@ -72,6 +73,7 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         out=Path(args.out),
         overrides=parse_assignments(args.set or []),
         sweep=not args.no_sweep,
+        systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
     result["files"] = write_run(result, Path(args.out) / "run", png=not args.no_png)
@@ -81,7 +83,20 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
 def _app(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.app import bench_app
 
-    return bench_app(args.leaves or 20_000, Path(args.path) if args.path else None)
+    return bench_app(
+        args.leaves or 20_000,
+        Path(args.path) if args.path else None,
+        steps=args.steps,
+        database=Path(args.db) if args.db else None,
+        against=Path(args.against) if args.against else None,
+        pages=not args.no_pages,
+    )
+
+
+def _evaluate(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.evaluate import bench_evaluate
+
+    return bench_evaluate()
 
 
 def _teaching(args: argparse.Namespace) -> dict[str, Any]:
@@ -105,6 +120,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
+    "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
 # ``perf`` runs these in turn.
@@ -134,7 +150,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
-    parser.add_argument("--db", help="an existing index (teaching)")
+    parser.add_argument(
+        "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
+    )
+    parser.add_argument("--db", help="an existing index (teaching); app: the index to reuse, or build there")
+    parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
+    parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
+    parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
 
 
 def _format(result: dict[str, Any]) -> str:

@@ -17,6 +17,7 @@ Timings are printed, never asserted. Playwright is imported only here.
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import statistics
@@ -162,15 +163,17 @@ def healthy(url: str) -> bool:
 
 
 @contextmanager
-def streamlit_app(database: Path, repository: Path | str, log: Path) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` on a free port of 127.0.0.1; yields (url, pid)."""
+def streamlit_app(
+    database: Path, repository: Path | str, log: Path, app_dir: Path = APP_DIR
+) -> Iterator[tuple[str, int]]:
+    """``streamlit run app.py`` (of ``app_dir``) on a free port of 127.0.0.1; yields (url, pid)."""
     port = free_port()
     env = dict(os.environ, HSC_APP_DB=str(database), HSC_APP_REPO=str(repository), HF_HUB_OFFLINE="1")
     env.pop("OLLAMA_HOST", None)
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
     command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
     with log.open("w") as output:
-        process = subprocess.Popen(command, cwd=APP_DIR, env=env, stdout=output, stderr=subprocess.STDOUT)
+        process = subprocess.Popen(command, cwd=app_dir, env=env, stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -200,11 +203,20 @@ class BrowserWatch:
     external: list[str] = field(default_factory=list)
     runs_started: int = 0  # script runs the server began ("new_session" messages)
     runs_finished: int = 0  # and ended ("script_finished")
+    finished_at: float = 0.0  # time.monotonic() when the last run's end arrived
+    sent_at: float = 0.0  # and when the page last sent the server something (a widget's new value)
 
     def attach(self, page: Page) -> None:
         page.add_init_script(_WATCH_MUTATIONS)
         page.on("request", self._on_request)
-        page.on("websocket", lambda ws: ws.on("framereceived", self._on_frame))
+        page.on("websocket", self._on_websocket)
+
+    def _on_websocket(self, websocket: Any) -> None:
+        websocket.on("framereceived", self._on_frame)
+        websocket.on("framesent", self._on_sent)
+
+    def _on_sent(self, payload: str | bytes) -> None:
+        self.sent_at = time.monotonic()
 
     def _on_request(self, request: Any) -> None:
         self.requests += 1
@@ -224,7 +236,9 @@ class BrowserWatch:
             message.ParseFromString(payload)
             kind = message.WhichOneof("type")
             self.runs_started += kind == "new_session"
-            self.runs_finished += kind == "script_finished"
+            if kind == "script_finished":
+                self.runs_finished += 1
+                self.finished_at = time.monotonic()
 
 
 def wait_until_quiet(
@@ -296,15 +310,25 @@ def _step_slider(page: Page, watch: BrowserWatch, label: str, key: str) -> dict[
     slider.focus()
     before = (metric_value(page, "Topic boundaries"), metric_value(page, "Mid-level groups"))
     sent, finished = watch.received_bytes, watch.runs_finished
-    started = page_now(page)
+    started, pressed = page_now(page), time.monotonic()
     page.keyboard.press(key)
     milliseconds = wait_until_quiet(page, watch, started, finished)
     after = (metric_value(page, "Topic boundaries"), metric_value(page, "Mid-level groups"))
     return {
         "ms": round(milliseconds),
+        # Until the page sent the new value (the widget waits a little for more key presses).
+        "sent_ms": round((watch.sent_at - pressed) * 1000),
+        # Until the server's "run finished" reached the page: the script run plus the transfer.
+        "server_ms": round((watch.finished_at - pressed) * 1000),
         "kb": round((watch.received_bytes - sent) / 1024),
         "changed": before != after,
     }
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The ``share`` percentile of ``values`` (nearest rank: a value that occurred)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(share * len(ordered)) - 1))]
 
 
 def _summary(steps: list[dict[str, Any]]) -> dict[str, Any]:
@@ -312,13 +336,18 @@ def _summary(steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "steps": len(steps),
         "median_ms": round(statistics.median(times)),
+        "p95_ms": round(percentile(times, 0.95)),
         "max_ms": max(times),
+        "median_sent_ms": round(statistics.median(s["sent_ms"] for s in steps)),
+        "median_server_ms": round(statistics.median(s["server_ms"] for s in steps)),
         "median_kb": round(statistics.median(s["kb"] for s in steps)),
         "counts_changed": sum(s["changed"] for s in steps),
     }
 
 
-def drive_app(url: str, server_pid: int, steps: int = 6, page_timeout_s: float = 120) -> dict[str, Any]:
+def drive_app(
+    url: str, server_pid: int, steps: int = 10, page_timeout_s: float = 120, pages: bool = True
+) -> dict[str, Any]:
     """Open every page from the sidebar, then step the Similarity sliders.
 
     A page that is still changing after ``page_timeout_s`` is reported as
@@ -340,7 +369,7 @@ def drive_app(url: str, server_pid: int, steps: int = 6, page_timeout_s: float =
             titles = page_titles(page)
             # Twice round: the first visit of a page fills the caches, the second is what a person
             # moving between pages sees.
-            for visit in ("first", "again"):
+            for visit in ("first", "again") if pages else ():
                 if any(page["first_ms"] is None for page in result["pages"].values()):
                     break  # a page still running blocks the links: the rest cannot be measured
                 for title in [*titles[1:], titles[0]]:
@@ -363,7 +392,7 @@ def drive_app(url: str, server_pid: int, steps: int = 6, page_timeout_s: float =
                         entry.update(browser_memory(page))
                     if milliseconds is None:
                         break
-            if result["pages"].get("Similarity", {}).get("first_ms") is not None:
+            if not pages or result["pages"].get("Similarity", {}).get("first_ms") is not None:
                 _step_sliders(page, watch, steps, result)
         finally:
             browser.close()
@@ -387,61 +416,117 @@ def _step_sliders(page: Page, watch: BrowserWatch, steps: int, result: dict[str,
     result["after_steps"] = browser_memory(page)
 
 
+def prepare_index(database: Path, leaves: int, path: Path | None) -> dict[str, Any]:
+    """The index to drive the app on: kept in ``database`` when it already holds
+    it (a real folder is embedded once, minutes for ten thousand leaves), else built there."""
+    from hsc.api import Index
+
+    root = str(path.resolve()) if path is not None else f"/synthetic/repository-{leaves}"
+    if database.exists():
+        with Index.open(database) as index:
+            known = next((r for r in index.repositories() if r["root"] == root), None)
+            if known is not None and known["indexed_at"]:
+                groups = index.hierarchies(int(known["id"]))
+                return {
+                    "root": root,
+                    "files": known["file_count"],
+                    "leaves": known["leaf_count"],
+                    "groups": groups[0]["group_count"] if groups else 0,
+                    "reused": True,
+                }
+    if path is None:
+        return write_synthetic_index(database, leaves)
+    with Index.open(database) as index:
+        report = index.index(path)
+        hierarchy = index.hierarchies(report.repository_id)[0]
+    return {
+        "root": root,
+        "files": report.files_seen,
+        "leaves": report.leaves,
+        "groups": hierarchy["group_count"],
+    }
+
+
 def bench_app(
-    leaves: int = 20_000, path: Path | None = None, steps: int = 6, page_timeout_s: float = 120
+    leaves: int = 20_000,
+    path: Path | None = None,
+    steps: int = 10,
+    page_timeout_s: float = 120,
+    database: Path | None = None,
+    against: Path | None = None,
+    pages: bool = True,
 ) -> dict[str, Any]:
-    """The app on a synthetic index of ``leaves`` leaves, or on the real folder ``path``."""
+    """The app on a synthetic index of ``leaves`` leaves, or on the real folder
+    ``path``; kept in ``database`` if given. With ``against`` (a checkout of
+    another version of the app), that app is driven first on the same index,
+    so the two are compared within one run."""
     if not CHROMIUM.exists():
         raise RuntimeError(f"{CHROMIUM} is not installed: the app benchmark needs a real browser")
+    apps = {"this app": APP_DIR}
+    if against is not None:
+        if not (against / "app.py").is_file():
+            raise ValueError(f"{against} holds no app.py: pass a checkout of the app")
+        apps = {"against": against.resolve(), **apps}
     with tempfile.TemporaryDirectory() as folder:
-        database = Path(folder) / "app.db"
+        database = database or Path(folder) / "app.db"
         started = time.perf_counter()
-        if path is None:
-            made = write_synthetic_index(database, leaves)
-            repository: Path | str = made["root"]
-        else:
-            from hsc.api import Index
-
-            with Index.open(database) as index:
-                report = index.index(path)
-                hierarchy = index.hierarchies(report.repository_id)[0]
-            made = {"root": str(path), "files": report.files_seen, "leaves": report.leaves}
-            made["groups"] = hierarchy["group_count"]
-            repository = path
+        made = prepare_index(database, leaves, path)
         setup_seconds = round(time.perf_counter() - started, 1)
-        with streamlit_app(database, repository, Path(folder) / "streamlit.log") as (url, pid):
-            driven = drive_app(url, pid, steps, page_timeout_s)
-    return {"suite": "app", **made, "setup_seconds": setup_seconds, **driven}
+        runs = {}
+        for label, app_dir in apps.items():
+            log = Path(folder) / f"streamlit-{len(runs)}.log"
+            with streamlit_app(database, made["root"], log, app_dir) as (url, pid):
+                runs[label] = {"app_dir": str(app_dir), **drive_app(url, pid, steps, page_timeout_s, pages)}
+    return {"suite": "app", **made, "database": str(database), "setup_seconds": setup_seconds, "runs": runs}
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
 
 
 def format_app(result: dict[str, Any]) -> str:
+    runs = result["runs"]
+    labels = list(runs)
     lines = [
         f"app: {result['root']}: {result['leaves']} leaves, {result['files']} files, "
-        f"{result['groups']} groups "
-        f"(set up in {result['setup_seconds']} s); first load {result['first_load_s']} s",
-        f"  {'page':<14}{'first ms':>10}{'again ms':>10}{'again kB':>10}{'JS heap MB':>12}{'DOM nodes':>11}",
+        f"{result['groups']} groups (index {'reused' if result.get('reused') else 'built'} in "
+        f"{result['setup_seconds']} s: {result['database']})",
     ]
-    for title, page in result["pages"].items():
-        first, again = (page.get(k) if page.get(k) is not None else "-" for k in ("first_ms", "again_ms"))
-        lines.append(
-            f"  {title:<14}{first:>10}{again:>10}{page.get('again_kb', '-'):>10}"
-            f"{page.get('js_heap_mb', ''):>12}{page.get('dom_nodes', ''):>11}"
-            + (f"  PROBLEMS: {page['problems']}" if page["problems"] else "")
+    for label, run in runs.items():
+        lines.append(f"  [{label}] {run['app_dir']}: first load {run['first_load_s']} s")
+    header = "".join(f"{label + ' ' + what:>22}" for label in labels for what in ("first ms", "again ms"))
+    lines.append(f"  {'page':<14}{header}")
+    for title in runs[labels[-1]]["pages"]:
+        cells = "".join(
+            f"{_cell(runs[label]['pages'].get(title, {}).get(what)):>22}"
+            for label in labels
+            for what in ("first_ms", "again_ms")
         )
+        lines.append(f"  {title:<14}{cells}")
+    for label, run in runs.items():
+        for title, page in run["pages"].items():
+            if page.get("problems"):
+                lines.append(f"  [{label}] {title} PROBLEMS: {page['problems']}")
     for name in ("threshold_step", "window_step"):
-        if name not in result:
-            lines.append(f"  {name.replace('_', ' ')}: not measured (the Similarity page timed out)")
-            continue
-        step = result[name]
+        for label, run in runs.items():
+            step = run.get(name)
+            if step is None:
+                lines.append(
+                    f"  [{label}] {name.replace('_', ' ')}: not measured (the Similarity page timed out)"
+                )
+                continue
+            lines.append(
+                f"  [{label}] {name.replace('_', ' ')}: median {step['median_ms']} ms, "
+                f"p95 {step['p95_ms']} ms, max {step['max_ms']} ms (median: value sent after "
+                f"{step['median_sent_ms']} ms, run finished after {step['median_server_ms']} ms), "
+                f"{step['median_kb']} kB per step, "
+                f"counts changed in {step['counts_changed']} of {step['steps']}"
+            )
+    for label, run in runs.items():
+        after = run.get("after_steps", {})
+        memory = f"JS heap {after['js_heap_mb']} MB, {after['dom_nodes']} DOM nodes; " if after else ""
+        lines.append(f"  [{label}] after the steps: {memory}server RSS {run['server_rss_mb']} MB")
         lines.append(
-            f"  {name.replace('_', ' ')}: median {step['median_ms']} ms, max {step['max_ms']} ms, "
-            f"{step['median_kb']} kB per step, counts changed in {step['counts_changed']} of {step['steps']}"
+            f"  [{label}] requests {run['requests']}, not to 127.0.0.1: {run['external_requests'] or 'none'}"
         )
-    if "after_steps" in result:
-        after = result["after_steps"]
-        lines.append(f"  after the steps: JS heap {after['js_heap_mb']} MB, {after['dom_nodes']} DOM nodes")
-    lines.append(f"  server RSS {result['server_rss_mb']} MB")
-    lines.append(
-        f"  requests {result['requests']}, not to 127.0.0.1: {result['external_requests'] or 'none'}"
-    )
     return "\n".join(lines)

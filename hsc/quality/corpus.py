@@ -19,6 +19,7 @@ import random
 import re
 import shutil
 import sysconfig
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,10 @@ STDLIB_PACKAGES = (
     "concurrent",
     "tomllib",
 )
+# A smaller default for an interactive run (the app): about 200 queries over 400 leaves.
+QUICK_PACKAGES = ("logging", "json", "concurrent")
+# Fewer queries than this say little: a single query moves Recall@10 by 5 points.
+MIN_QUERIES = 20
 # Languages whose definitions and doc comments the finder reads, by file suffix.
 LANGUAGES = {
     ".py": "python",
@@ -224,29 +229,20 @@ def _usable(sentence: str) -> bool:
     return len(sentence.split()) >= MIN_WORDS
 
 
-def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int) -> Corpus:
-    """Copy each ``(folder, name)`` source to ``root/name`` with docs blanked,
-    and draw up to ``queries`` targets (all when None) with ``seed``."""
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    targets: list[Target] = []
-    files = 0
+def _documented_files(sources: list[tuple[Path, str]]) -> Iterator[tuple[str, bytes, list[Target]]]:
+    """Each readable source file as (corpus path, text with docs blanked, its candidate targets)."""
     for folder, name in sources:
         for rel_path in walk_repository(folder):
             language = LANGUAGES.get(Path(rel_path).suffix)
             if language is None or "/test" in f"/{rel_path}":
                 continue
-            data = (folder / rel_path).read_bytes()
             try:
+                data = (folder / rel_path).read_bytes()
                 functions, blanks = find_docs(data, language)
-            except (LookupError, ValueError, UnicodeDecodeError):
+            except (OSError, LookupError, ValueError, UnicodeDecodeError):
                 continue
             out_path = f"{name}/{rel_path}" if name else rel_path
-            destination = root / out_path
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            destination.write_bytes(blank(data, blanks))
-            files += 1
+            targets = []
             for node, doc in functions:
                 start, end = node.start_point[0] + 1, node.end_point[0] + 1
                 sentence = first_sentence(doc)
@@ -257,13 +253,55 @@ def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | Non
                     ]  # Go's "Name does ...": not the answer's name
                 if end - start + 1 >= MIN_LINES and _usable(sentence):
                     targets.append(Target(sentence, out_path, start, end, function_name))
-    targets.sort(key=lambda t: (t.path, t.start_line))
-    functions_seen = len(targets)
-    # One query per sentence: a sentence shared by several functions has no single answer.
+            yield out_path, blank(data, blanks), targets
+
+
+def _unique_queries(targets: list[Target]) -> list[Target]:
+    """One query per sentence: a sentence shared by several functions has no single answer."""
     counts: dict[str, int] = {}
     for target in targets:
         counts[target.query.lower()] = counts.get(target.query.lower(), 0) + 1
-    targets = [t for t in targets if counts[t.query.lower()] == 1]
+    return [t for t in targets if counts[t.query.lower()] == 1]
+
+
+@dataclass(frozen=True)
+class CorpusSurvey:
+    """What a corpus would give, without building it."""
+
+    files: int
+    bytes: int  # of the files read, docs blanked
+    functions: int  # long enough functions with a usable doc
+    queries: int  # of those, the ones with a sentence of their own
+
+
+def survey_corpus(sources: list[tuple[Path, str]]) -> CorpusSurvey:
+    """Count the files and usable queries of ``sources`` (parses every file, writes nothing)."""
+    files = size = 0
+    targets: list[Target] = []
+    for _, data, found in _documented_files(sources):
+        files += 1
+        size += len(data)
+        targets += found
+    return CorpusSurvey(files, size, len(targets), len(_unique_queries(targets)))
+
+
+def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int) -> Corpus:
+    """Copy each ``(folder, name)`` source to ``root/name`` with docs blanked,
+    and draw up to ``queries`` targets (all when None) with ``seed``."""
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    targets: list[Target] = []
+    files = 0
+    for out_path, blanked, found in _documented_files(sources):
+        destination = root / out_path
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(blanked)
+        files += 1
+        targets += found
+    targets.sort(key=lambda t: (t.path, t.start_line))
+    functions_seen = len(targets)
+    targets = _unique_queries(targets)
     if queries is not None and queries < len(targets):
         targets = sorted(random.Random(seed).sample(targets, queries), key=lambda t: (t.path, t.start_line))
     corpus = Corpus(root, targets, files, functions_seen)

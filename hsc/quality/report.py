@@ -27,10 +27,12 @@ TABLE_COLUMNS = (
     "groups",
     "group_size_median",
 )
+# Per-query lists of a row, kept in the JSON only.
+PER_QUERY = ("ranks", "queries")
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
-    columns = list(dict.fromkeys(key for row in rows for key in row if key != "ranks"))
+    columns = list(dict.fromkeys(key for row in rows for key in row if key not in PER_QUERY))
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, columns, extrasaction="ignore")
         writer.writeheader()
@@ -94,6 +96,64 @@ def frontier_figure(result: dict[str, Any], current: dict[str, Any] | None = Non
         yaxis={"title": "Recall@10"},
         width=1100,
         height=700,
+        template="plotly_white",
+    )
+    return figure
+
+
+def stage1_settings(result: dict[str, Any]) -> list[tuple[str, str, float]]:
+    """The sweep's stage-1 settings tried at every threshold and window:
+    (system, knob, value), e.g. ("two-stage", "mid_level_top_k", 5)."""
+    seen: dict[tuple[str, str, float], None] = {}
+    for row in result.get("sweep", []):
+        knob = "leaf_share" if row.get("leaf_share") else "mid_level_top_k"
+        if row.get("group_weight") or row.get("lexical_weight"):
+            continue  # a fusion variant, tried at the run's own hierarchy only
+        seen[(row["system"], knob, row[knob])] = None
+    return list(seen)
+
+
+def sweep_heatmap(result: dict[str, Any], system: str, knob: str, value: float, rule: str = "valley") -> Any:
+    """Recall@10 over similarity_drop_threshold x smoothing_window_size for one
+    stage-1 setting of the sweep (``rule``: the boundary rule's rows only); each
+    cell also says the share of leaves scored."""
+    import plotly.graph_objects as go
+
+    rows = [
+        r
+        for r in result.get("sweep", [])
+        if r["system"] == system and r.get(knob) == value and r.get("boundary_rule") == rule
+    ]
+    thresholds = sorted({r["similarity_drop_threshold"] for r in rows})
+    windows = sorted({r["smoothing_window_size"] for r in rows})
+    cell = {(r["similarity_drop_threshold"], r["smoothing_window_size"]): r for r in rows}
+    recall = [[cell[(t, w)]["recall_at_10"] if (t, w) in cell else None for t in thresholds] for w in windows]
+    notes = [
+        [
+            f"{cell[(t, w)]['recall_at_10']:.3f}<br>{cell[(t, w)]['leaves_scored_share']:.0%} scored"
+            if (t, w) in cell
+            else ""
+            for t in thresholds
+        ]
+        for w in windows
+    ]
+    figure = go.Figure(
+        go.Heatmap(
+            x=[str(t) for t in thresholds],
+            y=[str(w) for w in windows],
+            z=recall,
+            text=notes,
+            texttemplate="%{text}",
+            colorscale="Viridis",
+            colorbar={"title": "R@10"},
+            hovertemplate="threshold %{x}, window %{y}<br>R@10 %{z:.3f}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=f"Recall@10 by threshold and window: {system}, {knob} = {value} ({rule} boundaries)",
+        xaxis={"title": "similarity_drop_threshold", "type": "category"},
+        yaxis={"title": "smoothing_window_size", "type": "category"},
+        height=360,
         template="plotly_white",
     )
     return figure

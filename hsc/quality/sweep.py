@@ -8,9 +8,8 @@ is numpy over the cached vectors (plus SQLite's FTS5 for BM25).
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,29 +17,39 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import Embedder
-from hsc.hierarchy import HierarchyPlan, plan_hierarchy
+from hsc.hierarchy import plan_hierarchy
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
+from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, check_names, group_stats, main_systems
 from hsc.quality.corpus import Target, is_hit
 from hsc.quality.metrics import first_hit, summarise
 from hsc.quality.systems import (
     LEXICAL_CANDIDATES,
-    CollapsedTree,
     Corpus,
     Flat,
-    HnswLeaves,
     System,
-    TokenWindows,
     TwoStage,
     cached_embedder,
-    contextual_texts,
     describe,
-    group_texts,
 )
-from hsc.tokens import get_counter
+
+__all__ = [
+    "Options",
+    "Prepared",
+    "evaluate",
+    "main_systems",
+    "prepare",
+    "quick_options",
+    "run_quality",
+    "sweep",
+]
 
 K = 10
+# An interactive run's queries: a first run well under a minute on QUICK_PACKAGES (README, The app).
+QUICK_QUERIES = 150
 Report = Callable[[str], None]
+# fraction of the run done (0..1), what is happening
+Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,17 @@ class Options:
     out: Path = Path(".hsc/quality")
     overrides: dict[str, str] = field(default_factory=dict)  # --set name=value
     sweep: bool = True
+    packages: tuple[str, ...] = corpus_module.STDLIB_PACKAGES  # the standard library's, when path is None
+    params: Parameters | None = None  # the parameters to run with (default: Parameters() + overrides)
+    systems: tuple[str, ...] = SYSTEM_NAMES  # which systems of the main table to run
+
+
+def quick_options(out: Path) -> Options:
+    """The app's default run: a few standard-library packages, 150 queries, the
+    systems that embed nothing beyond the leaves, and the sweep (writes under ``out``)."""
+    return Options(
+        packages=corpus_module.QUICK_PACKAGES, queries=QUICK_QUERIES, out=out, systems=QUICK_SYSTEMS
+    )
 
 
 @dataclass
@@ -64,38 +84,58 @@ class Prepared:
     corpus_info: dict[str, Any]
 
 
-def prepare(options: Options, report: Report = print, embedder: Embedder | None = None) -> Prepared:
-    """``embedder``: a model already loaded (default: the settings' model)."""
+def corpus_sources(options: Options) -> tuple[list[tuple[Path, str]], str]:
+    """The folders the corpus is copied from, and how the run names them."""
+    if options.path is None:
+        sources = corpus_module.stdlib_sources(options.packages)
+        if options.packages == corpus_module.STDLIB_PACKAGES:
+            return sources, "standard library"
+        return sources, "standard library: " + ", ".join(name for _, name in sources)
+    if not options.path.is_dir():
+        raise NotADirectoryError(f"not a folder: {options.path}")
+    return [(options.path.resolve(), "")], str(options.path)
+
+
+def prepare(
+    options: Options,
+    report: Report = print,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> Prepared:
+    """``embedder``: a model already loaded (default: the settings' model);
+    ``progress`` hears the indexing's share of the embedding done."""
     from hsc.api import Index
 
-    params, settings = split_overrides(dict(options.overrides), Parameters(), Settings())
+    params, settings = split_overrides(dict(options.overrides), options.params or Parameters(), Settings())
     root = options.out / "corpus"
-    if options.path is None:
-        sources, name = corpus_module.stdlib_sources(), "standard library"
-    else:
-        if not options.path.is_dir():
-            raise NotADirectoryError(f"not a folder: {options.path}")
-        sources, name = [(options.path.resolve(), "")], str(options.path)
+    sources, name = corpus_sources(options)
     report(f"building the corpus from {name} into {root}")
     built = corpus_module.build_corpus(sources, root, options.queries, options.seed)
     if not built.targets:
         raise ValueError(f"no usable docstrings or doc comments in {name}")
     index = Index.open(options.out / "index.db", settings, embedder=embedder)
-    started = time.perf_counter()
-    indexed = index.index(root, params, progress=_progress(report))
-    index_seconds = time.perf_counter() - started
-    repository_id = indexed.repository_id
-    table = index.leaf_table(repository_id)
-    text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
-    texts = [text_of[int(i)] for i in table.leaf_ids]
-    model = (index.store.repository(repository_id) or {}).get("embedding_model") or settings.embedding_model
-    embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
-    corpus = Corpus(table, texts, index.store, repository_id, embed)
-    report(f"embedding {len(built.targets)} queries")
-    query_vectors = embed([t.query for t in built.targets])
+    try:  # closed by the caller once the run is scored (run_quality), or here on a failure
+        started = time.perf_counter()
+        indexed = index.index(root, params, progress=_progress(report, progress))
+        index_seconds = time.perf_counter() - started
+        repository_id = indexed.repository_id
+        table = index.leaf_table(repository_id)
+        text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
+        texts = [text_of[int(i)] for i in table.leaf_ids]
+        model = (index.store.repository(repository_id) or {}).get(
+            "embedding_model"
+        ) or settings.embedding_model
+        embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
+        corpus = Corpus(table, texts, index.store, repository_id, embed)
+        report(f"embedding {len(built.targets)} queries")
+        query_vectors = embed([t.query for t in built.targets])
+    except BaseException:
+        index.close()
+        raise
     files = {p: (root / p).read_text(encoding="utf-8", errors="replace") for p in sorted(set(table.paths))}
     info = {
         "source": name,
+        "root": str(root),
         "files": built.files,
         "functions_with_docs": built.functions,
         "queries": len(built.targets),
@@ -107,17 +147,21 @@ def prepare(options: Options, report: Report = print, embedder: Embedder | None 
     return Prepared(corpus, built.targets, query_vectors, params, files, index_seconds, info)
 
 
-def _progress(report: Report) -> Callable[[Any], None]:
+def _progress(report: Report, progress: Progress | None) -> Callable[[Any], None]:
     def show(event: Any) -> None:
         if event.stage in ("scan", "hierarchy") or (event.total and event.done == event.total):
             report(f"[{event.stage}] {event.done}/{event.total} {event.message}")
+        if progress is not None and event.stage == "embed" and event.total:
+            progress(event.done / event.total, f"embedding leaves: {event.done}/{event.total}")
 
     return show
 
 
-def evaluate(system: System, prepared: Prepared, k: int = K) -> dict[str, Any]:
-    """Metrics of one system, and where it ranked each query's target (None: not in the top k)."""
-    units, ranks, scored, latencies = system.units, [], [], []
+def evaluate(system: System, prepared: Prepared, k: int = K, details: bool = False) -> dict[str, Any]:
+    """Metrics of one system, and where it ranked each query's target (None: not in
+    the top k). ``details``: also, per query, what it scored, what it ranked first
+    and, for a two-stage system, the stage-1 ranks of the target's group."""
+    units, ranks, scored, latencies, per_query = system.units, [], [], [], []
     for target, vector in zip(prepared.targets, prepared.query_vectors):
         if getattr(system, "lexical_weight", 0):
             # Into the memo, outside the timing.
@@ -132,88 +176,20 @@ def evaluate(system: System, prepared: Prepared, k: int = K) -> dict[str, Any]:
         ]
         ranks.append(first_hit(hits))
         scored.append(ranking.scored)
+        if details:
+            found: dict[str, Any] = {"rank": ranks[-1], "scored": ranking.scored}
+            found["top"] = units.where(ranking.rows[0]) if ranking.rows else None
+            if isinstance(system, TwoStage):
+                rows = units.rows_of(target.path, target.start_line, target.end_line)
+                found.update(system.group_ranks(vector, rows, ranking.groups))
+            per_query.append(found)
     row = summarise(ranks, scored, latencies, len(prepared.corpus.table))
     if not any(scored):  # a graph walk: its work is not counted
         row["leaves_scored_mean"] = row["leaves_scored_share"] = None
-    return {"system": system.name, **describe(system), **row, "ranks": ranks}
-
-
-def group_stats(plan: HierarchyPlan) -> dict[str, Any]:
-    sizes = (plan.group_ends - plan.group_starts).tolist()
-    return {
-        "groups": plan.group_count,
-        "group_size_median": statistics.median(sizes) if sizes else 0,
-        "group_size_mean": round(float(np.mean(sizes)), 2) if sizes else 0,
-        "singleton_share": round(sum(1 for s in sizes if s == 1) / max(len(sizes), 1), 3),
-    }
-
-
-def _timed(make: Callable[[], System]) -> tuple[System, float]:
-    started = time.perf_counter()
-    system = make()
-    return system, time.perf_counter() - started
-
-
-def main_systems(
-    prepared: Prepared, report: Report = print
-) -> Iterable[tuple[System, float, dict[str, Any]]]:
-    """(system, build seconds, its hierarchy's group figures) for the main table."""
-    corpus, params = prepared.corpus, prepared.params
-    plan = plan_hierarchy(corpus.table, params)
-    stats = group_stats(plan)
-    # "-seed": the seed's stage 1 (exactly mid_level_top_k groups); the others
-    # widen it by the run's stage1_leaf_share, as Index.query does.
-    k, share = params.mid_level_top_k, params.stage1_leaf_share
-    report("token windows (embedding once, then cached)")
-    yield (*_timed(lambda: TokenWindows(corpus, prepared.files, get_counter())), {})
-    yield (*_timed(lambda: Flat(corpus)), {})
-    yield (*_timed(lambda: HnswLeaves(corpus)), {})
-    yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage-seed")), stats)
-    yield (*_timed(lambda: CollapsedTree(corpus, plan)), stats)
-    yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage", share)), stats)
-    yield (*_timed(lambda: TwoStage(corpus, plan, k, "two-stage+group-score", group_weight=0.25)), stats)
-    report("group vectors from group text (embedding once, then cached)")
-    yield (
-        *_timed(
-            lambda: TwoStage(
-                corpus,
-                plan,
-                k,
-                "two-stage+group-text",
-                group_vectors=corpus.embed_texts(group_texts(corpus, plan)),
-            )
-        ),
-        stats,
-    )
-    yield (*_timed(lambda: Flat(corpus, 0.1, "hybrid-flat")), {})
-    yield (*_timed(lambda: TwoStage(corpus, plan, k, "hybrid-seed", lexical_weight=0.1)), stats)
-    yield (
-        *_timed(lambda: TwoStage(corpus, plan, k, "hybrid", share, lexical_weight=0.1)),
-        stats,
-    )
-    report("contextual leaf vectors (embedding once, then cached)")
-    contextual, seconds = _timed(lambda: contextual_corpus(corpus))
-    yield Flat(contextual, name="contextual-flat"), seconds, {}
-    yield Flat(contextual, 0.1, "contextual+hybrid-flat"), seconds, {}
-    context_plan = plan_hierarchy(contextual.table, params)
-    yield (
-        TwoStage(contextual, context_plan, k, "contextual+hybrid", lexical_weight=0.1),
-        seconds,
-        group_stats(context_plan),
-    )
-
-
-def contextual_corpus(corpus: Corpus) -> Corpus:
-    table = corpus.table
-    paths = [table.paths[i] for i in table.file_index]
-    vectors = corpus.embed_texts(contextual_texts(paths, table.scopes, corpus.texts))
-    return Corpus(
-        dataclasses.replace(table, vectors=vectors),
-        corpus.texts,
-        corpus.store,
-        corpus.repository_id,
-        corpus.embed_texts,
-    )
+    out = {"system": system.name, **describe(system), **row, "ranks": ranks}
+    if details:
+        out["queries"] = per_query
+    return out
 
 
 # The sweep's grid: the seed's hierarchy knobs (boundary rule, threshold, window) x
@@ -231,13 +207,17 @@ LEXICAL_WEIGHTS = (0.05, 0.1, 0.2)
 LEXICAL_CANDIDATE_COUNTS = (25, 50, 100, 200)
 
 
-def sweep(prepared: Prepared, report: Report = print) -> list[dict[str, Any]]:
+def sweep(
+    prepared: Prepared, report: Report = print, progress: Progress | None = None
+) -> list[dict[str, Any]]:
     """Two-stage over boundary rule x threshold x window x (mid_level_top_k, or a
     stage-1 leaf share), then the fusion variants' knobs at the run's own
     hierarchy parameters. One row per configuration."""
     corpus, base = prepared.corpus, prepared.params
     rows = []
-    for rule, threshold, window in HIERARCHIES:
+    for number, (rule, threshold, window) in enumerate(HIERARCHIES):
+        if progress is not None:
+            progress(number / (len(HIERARCHIES) + 1), f"sweep: {rule} {threshold} {window}")
         params = dataclasses.replace(
             base, similarity_drop_threshold=threshold, smoothing_window_size=window, boundary_rule=rule
         )
@@ -260,7 +240,7 @@ def sweep(prepared: Prepared, report: Report = print) -> list[dict[str, Any]]:
         variants.append(TwoStage(corpus, plan, k, "two-stage+group-score", group_weight=weight))
     for weight in LEXICAL_WEIGHTS:
         variants.append(Flat(corpus, weight, "hybrid-flat"))
-        variants.append(TwoStage(corpus, plan, k, "hybrid", lexical_weight=weight))
+        variants.append(TwoStage(corpus, plan, k, "hybrid-seed", lexical_weight=weight))
         # The shipped hybrid (stage 1 widened by the run's leaf share): its two knobs together.
         for candidates in LEXICAL_CANDIDATE_COUNTS:
             variants.append(
@@ -288,20 +268,53 @@ def _knobs(params: Parameters) -> dict[str, Any]:
     }
 
 
-def run_quality(options: Options, report: Report = print, embedder: Embedder | None = None) -> dict[str, Any]:
-    prepared = prepare(options, report, embedder)
+def run_quality(
+    options: Options,
+    report: Report = print,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Build and index the corpus, score the chosen systems (with per-query
+    details) and, when asked, sweep. ``progress`` hears the share of the run done."""
+    systems = check_names(options.systems)
+    tell = progress or (lambda fraction, message: None)
+    # Shares of the bar: indexing (embedding) first, then the systems, then the sweep.
+    indexing, scoring = (0.4, 0.45) if options.sweep else (0.5, 0.5)
+    prepared = prepare(options, report, embedder, lambda f, m: tell(indexing * f, m))
+    try:
+        return _scored(options, systems, prepared, report, tell, indexing, scoring)
+    finally:
+        prepared.corpus.store.close()
+
+
+def _scored(
+    options: Options,
+    systems: tuple[str, ...],
+    prepared: Prepared,
+    report: Report,
+    tell: Progress,
+    indexing: float,
+    scoring: float,
+) -> dict[str, Any]:
     table = []
-    for system, build_seconds, stats in main_systems(prepared, report):
-        row = evaluate(system, prepared)
+    built = main_systems(prepared, report, systems)
+    for number, name in enumerate(systems):
+        tell(indexing + scoring * number / len(systems), f"building and scoring {name}")
+        system, build_seconds, stats = next(built)
+        row = evaluate(system, prepared, details=True)
         table.append({**row, **stats, "build_s": round(build_seconds, 2)})
         report(f"{row['system']}: R@10 {row['recall_at_10']}, scored {row['leaves_scored_share']}")
-    result = {
+    swept = []
+    if options.sweep:
+        done = indexing + scoring
+        swept = sweep(prepared, report, lambda f, m: tell(done + (1 - done) * f, m))
+    tell(1.0, "done")
+    return {
         "suite": "quality",
         "corpus": prepared.corpus_info,
         "parameters": dataclasses.asdict(prepared.params),
         "index_s": round(prepared.index_seconds, 1),
         "systems": table,
-        "sweep": sweep(prepared, report) if options.sweep else [],
+        "sweep": swept,
         "targets": [dataclasses.asdict(t) for t in prepared.targets],
     }
-    return result

@@ -9,6 +9,7 @@ texts) are embedded once and cached in the index database by content hash.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable
@@ -37,6 +38,19 @@ class Units:
     start_lines: np.ndarray
     end_lines: np.ndarray
     leaf_ids: np.ndarray
+
+    @functools.cached_property
+    def _path_array(self) -> np.ndarray:
+        return np.array(self.paths, dtype=object)
+
+    def rows_of(self, path: str, start_line: int, end_line: int) -> np.ndarray:
+        """Rows of the units in ``path`` whose lines overlap ``start_line``..``end_line``."""
+        inside = (self._path_array == path) & (self.start_lines <= end_line) & (self.end_lines >= start_line)
+        return np.flatnonzero(inside)
+
+    def where(self, row: int) -> str:
+        """ "path:first-last" of one unit."""
+        return f"{self.paths[row]}:{int(self.start_lines[row])}-{int(self.end_lines[row])}"
 
     @classmethod
     def of_leaves(cls, table: LeafTable) -> Units:
@@ -209,6 +223,7 @@ class TwoStage:
         self.leaf_budget = math.ceil(leaf_share * len(corpus.table))
         self.group_weight, self.lexical_weight = group_weight, lexical_weight
         vectors = plan.group_vectors if group_vectors is None else group_vectors
+        self.group_vectors, self.group_starts = vectors, plan.group_starts
         self.retriever = TwoStageRetriever(
             corpus.table.vectors, plan.group_starts, plan.group_ends, MidLevelIndex.build(vectors)
         )
@@ -228,6 +243,21 @@ class TwoStage:
         )
         groups = [g.ordinal for g in found.groups]
         return Ranking([h.row for h in found.leaves], found.leaves_compared, groups, lexical_ms)
+
+    def group_ranks(self, vector: np.ndarray, rows: np.ndarray, opened: list[int]) -> dict[str, Any]:
+        """Why stage 2 did or did not see the leaves ``rows``: how many groups stage 1
+        opened, the rank among them of the first group holding one of the rows, and
+        that group's rank among all groups by exact cosine."""
+        out: dict[str, Any] = {"groups_opened": len(opened), "groups": len(self.group_vectors)}
+        if not len(rows):
+            return out
+        holding = set(np.searchsorted(self.group_starts, rows, side="right").tolist())
+        holding = {g - 1 for g in holding}
+        out["group_rank"] = next((n for n, g in enumerate(opened, 1) if g in holding), None)
+        scores = self.group_vectors @ vector
+        best = float(scores[sorted(holding)].max())
+        out["group_rank_exact"] = 1 + int((scores > best).sum())
+        return out
 
 
 class CollapsedTree:

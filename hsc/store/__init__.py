@@ -8,6 +8,7 @@ run simply continues. :class:`Store` joins the table groups, one module each.
 
 from __future__ import annotations
 
+from hsc.store.evaluations import EvaluationTables
 from hsc.store.files import FileTables
 from hsc.store.hierarchies import HierarchyTables
 from hsc.store.queries import QueryTables
@@ -16,5 +17,5 @@ from hsc.store.schema import APPLICATION_ID, SCHEMA_VERSION, identify
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Store", "identify"]
 
 
-class Store(FileTables, HierarchyTables, QueryTables):
+class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables):
     """Typed access to the index database; the only class that speaks SQL."""

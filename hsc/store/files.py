@@ -105,12 +105,14 @@ class FileTables(Database):
                 "SELECT id FROM files WHERE repository_id = ? AND path = ?", (repository_id, report.path)
             )["id"]  # type: ignore[index]
             self._drop_terms(self._leaf_ids("f.id = ?", (file_id,)))
+            first_id = self._leaf_high_water() + 1
             self.conn.execute("DELETE FROM leaves WHERE file_id = ?", (file_id,))
             self.conn.executemany(
-                f"INSERT INTO leaves (file_id, ordinal, {', '.join(LEAF_COLUMNS)}) "
-                f"VALUES (?, ?, {', '.join('?' * len(LEAF_COLUMNS))})",
+                f"INSERT INTO leaves (id, file_id, ordinal, {', '.join(LEAF_COLUMNS)}) "
+                f"VALUES (?, ?, ?, {', '.join('?' * len(LEAF_COLUMNS))})",
                 [
                     (
+                        first_id + ordinal,
                         file_id,
                         ordinal,
                         *(getattr(leaf, c) for c in LEAF_COLUMNS),
@@ -118,9 +120,21 @@ class FileTables(Database):
                     for ordinal, leaf in enumerate(leaves)
                 ],
             )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('leaf_high_water', ?)",
+                (str(first_id + len(leaves) - 1),),
+            )
             self._write_facts(file_id, definitions, facts)
             if terms_of is not None:
                 self._write_terms(file_id, leaves, terms_of)
+
+    def _leaf_high_water(self) -> int:
+        """The largest leaf id ever given out. Ids are never reused: a saved
+        hierarchy maps leaf ids to its groups, and an edited file's new leaves
+        must read as unknown to it (so it is rebuilt), not as its old members."""
+        recorded = self.row("SELECT CAST(value AS INTEGER) AS id FROM meta WHERE key = 'leaf_high_water'")
+        present = self.row("SELECT COALESCE(MAX(id), 0) AS id FROM leaves")
+        return max(int(recorded["id"]) if recorded else 0, int(present["id"]) if present else 0)
 
     def _write_facts(
         self, file_id: int, definitions: Iterable[Definition], facts: Iterable[LeafFacts]

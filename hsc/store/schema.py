@@ -141,6 +141,15 @@ CREATE TABLE IF NOT EXISTS query_results (
     score REAL NOT NULL,
     PRIMARY KEY (query_id, stage, rank)
 );
+-- Retrieval-quality runs (hsc.quality): the corpus as the run describes it, JSON of the
+-- parameters it ran with and of its whole result (tables, sweep, per-query ranks).
+CREATE TABLE IF NOT EXISTS quality_runs (
+    id INTEGER PRIMARY KEY,
+    created_at REAL NOT NULL,
+    corpus TEXT NOT NULL,
+    parameters TEXT NOT NULL,
+    result TEXT NOT NULL
+);
 -- Identifier-split terms of each leaf (rowid = leaf id) for BM25; filled on first use.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
