@@ -144,7 +144,9 @@ def command_query(args: argparse.Namespace) -> int:
         if hierarchy_id is None:
             hierarchy_id = index.default_hierarchy(repository_id)
         stored = index.hierarchy(hierarchy_id)["parameters"]
-        query_values = {k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k")}
+        query_values = {
+            k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k", "retrieval_mode")
+        }
         query_params = Parameters(**{**stored, **query_values})
         if args.queries:
             if args.queries == "-":
@@ -287,11 +289,14 @@ def build_parser() -> argparse.ArgumentParser:
     build.add_argument("--quiet", action="store_true")
     build.set_defaults(run=command_build)
 
-    query = add("query", "two-stage (or --flat) retrieval")
+    query = add("query", f"retrieval ({Parameters().retrieval_mode} unless --mode or --flat says otherwise)")
     query.add_argument("text", nargs="?")
     query.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
     query.add_argument(
-        "--mode", choices=RETRIEVAL_MODES, default=None, help="retrieval mode (default: two-stage)"
+        "--mode",
+        choices=RETRIEVAL_MODES,
+        default=None,
+        help=f"retrieval mode (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
     )
     query.add_argument(
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"

@@ -273,10 +273,17 @@ class QueryTrace:
         )
 
 
-def trace_query(index: Index, text: str, hierarchy_id: int, plan: HierarchyPlan | None = None) -> QueryTrace:
+def trace_query(
+    index: Index, text: str, hierarchy_id: int, plan: HierarchyPlan | None = None, mode: str = "two-stage"
+) -> QueryTrace:
     """Run ``text`` through both stages of a saved hierarchy (not recorded in
-    the history) and rank every group exactly, to say why a leaf was missed."""
-    response = index.query(text, hierarchy_id=hierarchy_id, record=False)
+    the history) and rank every group exactly, to say why a leaf was missed.
+
+    The dense two stages by default, whatever the hierarchy's retrieval_mode:
+    this traces the hierarchy itself. In the hybrid modes BM25 adds leaves from
+    groups stage 1 did not open, so "its group was not opened" would no longer
+    mean "not reached"."""
+    response = index.query(text, hierarchy_id=hierarchy_id, record=False, mode=mode)
     plan = plan or hierarchy_plan(index, hierarchy_id)
     repository_id = int(index.hierarchy(hierarchy_id)["repository_id"])
     group_scores = plan.group_vectors @ index.embed_query(text, repository_id)

@@ -10,6 +10,7 @@ ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,18 +25,29 @@ def terms(text: str) -> list[str]:
     """Lower-case terms of a text: each identifier joined, then its parts."""
     out: list[str] = []
     for word in _WORD.findall(text):
-        parts = [part.lower() for piece in word.split("_") for part in _HUMP.findall(piece)]
-        joined = "".join(parts)
-        if joined:
-            out.append(joined)
-        if len(parts) > 1:
-            out.extend(parts)
+        out.extend(_word_terms(word))
     return out
 
 
+@lru_cache(maxsize=65_536)
+def _word_terms(word: str) -> tuple[str, ...]:
+    # Cached: code repeats its identifiers, and splitting them is most of indexing a leaf's terms.
+    parts = [part.lower() for piece in word.split("_") for part in _HUMP.findall(piece)]
+    joined = "".join(parts)
+    return ((joined,) if joined else ()) + (tuple(parts) if len(parts) > 1 else ())
+
+
 def term_text(text: str) -> str:
-    """What the FTS5 table stores for a leaf: its terms, space-separated."""
+    """A text's terms, space-separated (what FTS5 tokenises)."""
     return " ".join(terms(text))
+
+
+def leaf_term_text(scope: str, text: str) -> str:
+    """What the FTS5 table stores for a leaf: the terms of its scope and its text.
+
+    The one definition of a leaf's lexical text: the store calls it when a
+    file's leaves are written (and to fill leaves indexed before terms were)."""
+    return term_text(f"{scope}\n{text}")
 
 
 def match_expression(text: str) -> str:

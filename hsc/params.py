@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hsc.retrieve import RETRIEVAL_MODES
 from hsc.segment import BOUNDARY_RULES
 
 
@@ -180,6 +181,14 @@ class Parameters:
         minimum=0,
         maximum=10_000,
     )
+    retrieval_mode: str = _p(
+        "hybrid",
+        "How a query is answered when no mode is given: 'hybrid' = the two stages with BM25 candidates "
+        "fused (lexical_weight, lexical_candidates); 'two-stage' = the seed's dense two stages; 'flat' "
+        "and 'hybrid-flat' score every leaf. Chosen with `bench quality` (README, Retrieval quality).",
+        "query",
+        choices=RETRIEVAL_MODES,
+    )
 
     def __post_init__(self) -> None:
         check_fields(self)
@@ -272,6 +281,8 @@ def _coerce(value: Any, f: dataclasses.Field) -> Any:
     values pass unchanged and are checked by the dataclass (so a float for an
     integer, or a list, is refused rather than truncated)."""
     kind = {"int": int, "float": float}.get(_kind(f.type))
+    if isinstance(value, str) and f.metadata.get("choices"):
+        return value.strip().lower()  # the spelling the choices are checked (and compared) in
     if isinstance(value, str) and kind is not None:
         try:
             return kind(value.strip())

@@ -19,6 +19,7 @@ import numpy as np
 from hsc.embed import Embedder
 from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.ingest import load_file, walk_repository
+from hsc.lexical import leaf_term_text
 from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import Parameters, Settings
 from hsc.reading import read_file_bytes, stored_name
@@ -208,6 +209,8 @@ def index_repository(
         store.delete_files(repository_id, gone)
         report.files_removed = len(gone)
         report.changed_paths += gone
+    # Leaves written by an hsc from before terms were indexed with them get theirs now.
+    store.sync_leaf_terms(repository_id, leaf_term_text)
     report.leaves = sum(f["leaf_count"] for f in store.files(repository_id))
     store.update_repository(
         repository_id,
@@ -259,7 +262,14 @@ def _embed_and_write(
         report.leaves_embedded += len(missing)
     for parsed in parsed_files:
         store.replace_file(
-            repository_id, parsed.report, parsed.leaves, key, model, parsed.definitions, parsed.facts
+            repository_id,
+            parsed.report,
+            parsed.leaves,
+            key,
+            model,
+            parsed.definitions,
+            parsed.facts,
+            terms_of=leaf_term_text,
         )
         report.changed_paths.append(parsed.report.path)
         if parsed.report.status == "indexed":

@@ -140,10 +140,10 @@ def _query_section(response: QueryResponse) -> str:
         changed.append(bool(b and b.leaf_id not in staged))
     return (
         f"<h3>“{_e(response.query)}”</h3>"
-        f"<p class='muted'>Two-stage read {response.leaves_compared} leaves in "
-        f"{len(response.groups)} groups; "
+        f"<p class='muted'>The {_e(response.mode)} search read {response.leaves_compared} leaves "
+        f"({len(response.groups)} groups opened); "
         f"the flat search read {response.flat_leaves_compared}. Shaded: found by the flat search only.</p>"
-        + _table(["rank", "two-stage", "flat search"], rows, changed)
+        + _table(["rank", _e(response.mode), "flat search"], rows, changed)
     )
 
 

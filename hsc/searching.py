@@ -21,7 +21,7 @@ import numpy as np
 from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy import LeafTable, mean_pool
-from hsc.lexical import match_expression, term_text
+from hsc.lexical import match_expression
 from hsc.params import Parameters, with_values
 from hsc.results import GroupResult, NodeView, QueryResponse, QueryResult, check_query
 from hsc.retrieve import (
@@ -62,7 +62,7 @@ class _Loaded:
     group_ends: np.ndarray
     mid_ids: list[int]
     retriever: TwoStageRetriever
-    row_of_leaf: dict[int, int] | None = None  # set when the lexical terms are in place
+    row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
 
 
 @dataclass
@@ -117,7 +117,7 @@ class Searching:
                 mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
             )
             mid_index = MidLevelIndex.build(group_vectors)
-            if cache:
+            if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
                 mid_index.save(path)
         loaded = _Loaded(
             hierarchy_id,
@@ -126,6 +126,7 @@ class Searching:
             group_ends,
             mid_ids,
             TwoStageRetriever(table.vectors, group_starts, group_ends, mid_index),
+            {int(leaf_id): row for row, leaf_id in enumerate(table.leaf_ids)},
         )
         if cache:
             self._cache.loaded[hierarchy_id] = loaded
@@ -159,18 +160,20 @@ class Searching:
         mode: str | None = None,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.retrieve.RETRIEVAL_MODES`;
-        ``flat=True`` is short for ``mode="flat"``). With ``compare`` (the
-        default) the flat ranking is computed too, so both can be shown side
-        by side; without it only the one asked for runs, and the other is empty."""
+        default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
+        ``mode="flat"``). With ``compare`` (the default) the flat ranking is
+        computed too, so both can be shown side by side; without it only the one
+        asked for runs, and the other is empty. ``record`` saves the query in
+        the history, except on a database opened read-only."""
         check_query(text)
-        mode = mode or ("flat" if flat else "two-stage")
-        if mode not in RETRIEVAL_MODES:
+        if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
-        flat = mode in ("flat", "hybrid-flat")
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
         hierarchy = self.hierarchy(hierarchy_id)
         params = params or with_values(Parameters(), hierarchy["parameters"])
+        mode = mode or ("flat" if flat else params.retrieval_mode)
+        flat = mode in ("flat", "hybrid-flat")
         loaded = self._load(hierarchy_id)
         hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
         started = time.perf_counter()
@@ -237,7 +240,7 @@ class Searching:
             embedding_ms=embedding_ms,
             hierarchy_id=hierarchy_id,
         )
-        if record:
+        if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
             rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
             rows += [("flat", r.rank, r.leaf_id, r.score) for r in flat_results]
@@ -256,12 +259,11 @@ class Searching:
     def _lexical(
         self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters
     ) -> dict[int, float]:
-        """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves
-        (the terms table is brought up to date on the first hybrid query)."""
+        """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves.
+        Read only: the terms are written with the leaves at index time (a leaf
+        indexed by an older hsc and not yet updated has none, and is ranked
+        by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
-        if loaded.row_of_leaf is None:
-            self.store.sync_leaf_terms(repository_id, term_text)
-            loaded.row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(loaded.table.leaf_ids)}
         found = self.store.lexical_search(repository_id, match_expression(text), params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 

@@ -58,8 +58,8 @@ chosen_name = ask[1].selectbox(
 search = ask[2].button("Search", type="primary", key="query:search", width="stretch")
 params = ui.current_parameters()
 st.caption(
-    f"mid_level_top_k = {params.mid_level_top_k}, leaf_level_top_k = {params.leaf_level_top_k} "
-    "(from the sidebar)."
+    f"retrieval_mode = {params.retrieval_mode}, mid_level_top_k = {params.mid_level_top_k}, "
+    f"leaf_level_top_k = {params.leaf_level_top_k} (from the sidebar)."
 )
 
 hierarchy_id = int(by_name[chosen_name]["id"])
@@ -87,7 +87,7 @@ if response is not None and response.query.strip():
     overlap = len(set(flat_rank) & set(staged_rank))
 
     numbers = st.columns(4)
-    numbers[0].metric("Leaves scored, two-stage", response.leaves_compared)
+    numbers[0].metric(f"Leaves scored, {response.mode}", response.leaves_compared)
     numbers[1].metric("Leaves scored, flat", response.flat_leaves_compared)
     numbers[2].metric("Same leaves in both top lists", f"{overlap} of {len(response.flat)}")
     numbers[3].metric(

@@ -53,11 +53,13 @@ def test_stored_hierarchy_invariants(indexed_samples, name):
     assert set(seen) == set(leaves)  # every leaf in exactly one group
 
 
-def test_two_stage_retrieval_finds_the_right_function(indexed_samples):
+@pytest.mark.parametrize("mode", [None, "two-stage"])  # the default (hybrid) and the seed's
+def test_two_stage_retrieval_finds_the_right_function(indexed_samples, mode):
     index, root, _ = indexed_samples
     hits, misses = 0, []
     for case in QUERIES:
-        response = index.query(case["query"], repository_id=repo_id(index, root, case["repo"]), record=False)
+        rid = repo_id(index, root, case["repo"])
+        response = index.query(case["query"], repository_id=rid, record=False, mode=mode)
         found = any(
             r.path == case["path"] and r.scope.endswith(case["scope_suffix"]) for r in response.results
         )
@@ -71,7 +73,7 @@ def test_two_stage_retrieval_finds_the_right_function(indexed_samples):
 def test_two_stage_compares_fewer_leaves_than_flat(indexed_samples):
     index, root, _ = indexed_samples
     rid = repo_id(index, root, "inventory_py")
-    response = index.query("apply a percentage discount to a price", repository_id=rid)
+    response = index.query("apply a percentage discount to a price", repository_id=rid, mode="two-stage")
     assert 0 < response.leaves_compared < response.flat_leaves_compared
     assert response.flat_leaves_compared == len(index.leaves(rid, with_text=False))
     assert len(response.groups) == Parameters().mid_level_top_k

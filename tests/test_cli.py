@@ -78,6 +78,13 @@ def test_batch_queries_give_json_lines(cli_repo, tmp_path):
     assert json.loads(flat.stdout)["leaves_compared"] > answers[2]["leaves_compared"]
 
 
+def test_query_mode_defaults_to_hybrid_and_the_seed_two_stage_is_a_setting_away(cli_repo):
+    repo, _, _ = cli_repo
+    assert "(hybrid, " in hsc("query", "count clicks per day", cwd=repo).stdout.splitlines()[0]
+    seed = hsc("query", "count clicks per day", "--set", "retrieval_mode=two-stage", cwd=repo)
+    assert "(two-stage, " in seed.stdout.splitlines()[0]
+
+
 def test_build_stats_and_export(cli_repo):
     repo, summary, _ = cli_repo
     built = json.loads(

@@ -22,7 +22,6 @@ import streamlit as st
 
 from hsc import Parameters
 from hsc.params import describe, with_values
-from hsc.segment import BOUNDARY_RULES
 from ui.text import md
 
 PARAMETERS = "hsc_parameters"
@@ -51,10 +50,6 @@ _NUMBER_LIMITS: dict[str, dict[str, Any]] = {
     "mid_level_top_k": {"min_value": 1, "step": 1},
     "leaf_level_top_k": {"min_value": 1, "step": 1},
 }
-
-
-# Parameters that take one of a few names.
-_CHOICES: dict[str, tuple[str, ...]] = {"boundary_rule": BOUNDARY_RULES}
 
 
 def parameter_values() -> dict[str, Any]:
@@ -139,8 +134,8 @@ def parameter_input(
     value = parameter_values()[name]
     st.session_state.setdefault(WIDGETS, {})[key] = (name, st.session_state.get(GENERATION, 0))
     common: dict[str, Any] = {"key": key, "help": field["help"]}
-    if name in _CHOICES:
-        return st.segmented_control(name, _CHOICES[name], default=value, required=True, **common)
+    if field["choices"]:  # a parameter that takes one of a few names
+        return st.segmented_control(name, field["choices"], default=value, required=True, **common)
     if field["type"] == "str":
         return st.text_input(name, value=value, **common)
     limits = dict(_NUMBER_LIMITS.get(name, {"step": 0.01 if field["type"] == "float" else 1}))

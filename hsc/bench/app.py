@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hsc.lexical import leaf_term_text
 from hsc.model import FileReport, Leaf
 from hsc.params import Parameters, Settings
 
@@ -129,7 +130,7 @@ def write_synthetic_index(database: Path, leaves: int = 20_000, seed: int = 0) -
         )
         size = sum(len(leaf.text) for leaf in file_leaves)
         report = FileReport(path, "python", "indexed", "", size, f"synthetic-{number}")
-        store.replace_file(repository_id, report, file_leaves, key, model)
+        store.replace_file(repository_id, report, file_leaves, key, model, terms_of=leaf_term_text)
     store.update_repository(
         repository_id,
         embedding_model=model,

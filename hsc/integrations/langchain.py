@@ -56,15 +56,15 @@ class HscRetriever(BaseRetriever):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     index: Index
-    mode: str = "two-stage"
+    mode: str | None = None  # None: the hierarchy's retrieval_mode parameter (hybrid by default)
     k: int | None = None
     repository_id: int | None = None
     hierarchy_id: int | None = None
 
     @field_validator("mode")
     @classmethod
-    def _known_mode(cls, mode: str) -> str:
-        if mode not in RETRIEVAL_MODES:
+    def _known_mode(cls, mode: str | None) -> str | None:
+        if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         return mode
 
@@ -81,7 +81,7 @@ class HscRetriever(BaseRetriever):
             record=False,
             compare=False,
         )
-        return [result_document(result, self.mode) for result in response.results]
+        return [result_document(result, response.mode) for result in response.results]
 
 
 class HscLoader(BaseLoader):

@@ -230,18 +230,20 @@ def hierarchy_nodes(index: Index, hierarchy_id: int | None = None, repository_id
 
 class HscRetriever(BaseRetriever):
     """hsc's retrieval as a LlamaIndex retriever: ``NodeWithScore`` per leaf,
-    whose node has hsc's id and its parent group as PARENT."""
+    whose node has hsc's id and its parent group as PARENT. ``mode`` is one of
+    :data:`hsc.retrieve.RETRIEVAL_MODES` (default: the hierarchy's
+    ``retrieval_mode`` parameter)."""
 
     def __init__(
         self,
         index: Index,
-        mode: str = "two-stage",
+        mode: str | None = None,
         k: int | None = None,
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
         **kwargs: Any,
     ) -> None:
-        if mode not in RETRIEVAL_MODES:
+        if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         super().__init__(**kwargs)
         self.index, self.mode, self.k = index, mode, k

@@ -26,6 +26,7 @@ from pydantic import Field
 
 from hsc.api import Index
 from hsc.integrations.tools import MAX_LIMIT, CodeSearch, ToolInputError
+from hsc.params import Parameters
 from hsc.pipeline import Progress
 from hsc.retrieve import RETRIEVAL_MODES
 
@@ -39,9 +40,11 @@ code you need; each hit carries its enclosing group's summary. get_node walks up
 what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.retrieve, not listed here
+DEFAULT_MODE = Parameters().retrieval_mode
 MODE_HELP = (
-    f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)}: two-stage (the default) ranks topic groups, "
-    "then their leaves; flat ranks every leaf exactly"
+    f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)} (default {DEFAULT_MODE}): two-stage ranks topic "
+    "groups, then their leaves; hybrid does the same and adds the leaves that share the query's words "
+    "(BM25), fusing both scores; flat and hybrid-flat rank every leaf exactly"
 )
 PROGRESS_INTERVAL = 0.25  # seconds between progress notifications within one stage
 
@@ -102,7 +105,7 @@ def build_server(search: CodeSearch) -> MCPServer:
             ),
         ],
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="How many code chunks to return")] = 10,
-        mode: Annotated[ModeName, Field(description=MODE_HELP)] = "two-stage",
+        mode: Annotated[ModeName, Field(description=MODE_HELP)] = DEFAULT_MODE,
         path_prefix: Annotated[
             str | None,
             Field(description="Only files under this path, relative to the repository, e.g. 'src/api/'"),

@@ -131,14 +131,14 @@ class CodeSearch:
         self,
         query: str,
         limit: int = 10,
-        mode: str = "two-stage",
+        mode: str | None = None,
         path_prefix: str | None = None,
         language: str | None = None,
         repository: str | None = None,
     ) -> dict[str, Any]:
         if not query.strip():
             raise ToolInputError("the query is empty; describe the code you are looking for")
-        if mode not in RETRIEVAL_MODES:
+        if mode is not None and mode not in RETRIEVAL_MODES:
             raise ToolInputError(f"unknown mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
@@ -153,12 +153,14 @@ class CodeSearch:
             roots = {int(r["id"]): r["root"] for r in repositories}
             found: list[tuple[int, QueryResult]] = []
             compared = 0
+            modes = []
             for repository_id in repository_ids:
-                results, leaves_compared = self._search_one(
+                results, leaves_compared, used = self._search_one(
                     repository_id, query, limit, mode, path_prefix, language
                 )
                 found += [(repository_id, r) for r in results]
                 compared += leaves_compared
+                modes.append(used)
         found.sort(key=lambda pair: -pair[1].score)
         results = [
             self._result_json(rank, roots[repository_id], result)
@@ -171,19 +173,21 @@ class CodeSearch:
                 parent["summary"] = f"(the same group as rank {first_rank[parent['id']]})"
             elif parent:
                 first_rank[parent["id"]] = result["rank"]
-        return {"query": query, "mode": mode, "leaves_compared": compared, "results": results}
+        shown = mode or ", ".join(dict.fromkeys(modes))  # each hierarchy's own when not given
+        return {"query": query, "mode": shown, "leaves_compared": compared, "results": results}
 
     def _search_one(
         self,
         repository_id: int,
         query: str,
         limit: int,
-        mode: str,
+        mode: str | None,
         path_prefix: str | None,
         language: str | None,
-    ) -> tuple[list[QueryResult], int]:
+    ) -> tuple[list[QueryResult], int, str]:
         """Filters apply to the retrieved leaves; with a filter, ask for more
-        (4x, 16x, ...) until ``limit`` pass or every leaf has been ranked."""
+        (4x, 16x, ...) until ``limit`` pass or every leaf has been ranked.
+        Also returns the mode that answered (``mode``, or the hierarchy's)."""
         hierarchy_id = self.index.default_hierarchy(repository_id)
         stored = self.index.hierarchy_parameters(hierarchy_id)
         total = len(self.index.leaf_table(repository_id))
@@ -202,7 +206,7 @@ class CodeSearch:
                 and (not language or r.language == language)
             ]
             if len(kept) >= limit or not (path_prefix or language) or limit * factor >= total:
-                return kept[:limit], response.leaves_compared
+                return kept[:limit], response.leaves_compared, response.mode
             factor *= 4
 
     @staticmethod

@@ -167,6 +167,7 @@ def _label(row: dict[str, Any]) -> str:
         "leaf_share",
         "group_weight",
         "lexical_weight",
+        "lexical_candidates",
     )
     return ", ".join(f"{k}={row[k]}" for k in keys if row.get(k) not in (None, 0, 0.0))
 

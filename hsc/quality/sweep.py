@@ -18,13 +18,20 @@ import numpy as np
 
 from hsc.embed import Embedder
 from hsc.hierarchy import plan_hierarchy
-from hsc.lexical import term_text
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
 from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, check_names, group_stats, main_systems
 from hsc.quality.corpus import Target, is_hit
 from hsc.quality.metrics import first_hit, summarise
-from hsc.quality.systems import Corpus, Flat, System, TwoStage, cached_embedder, describe
+from hsc.quality.systems import (
+    LEXICAL_CANDIDATES,
+    Corpus,
+    Flat,
+    System,
+    TwoStage,
+    cached_embedder,
+    describe,
+)
 
 __all__ = [
     "Options",
@@ -115,7 +122,6 @@ def prepare(
         table = index.leaf_table(repository_id)
         text_of = {int(r["id"]): r["text"] for r in index.store.leaf_rows(repository_id)}
         texts = [text_of[int(i)] for i in table.leaf_ids]
-        index.store.sync_leaf_terms(repository_id, term_text)
         model = (index.store.repository(repository_id) or {}).get(
             "embedding_model"
         ) or settings.embedding_model
@@ -158,7 +164,8 @@ def evaluate(system: System, prepared: Prepared, k: int = K, details: bool = Fal
     units, ranks, scored, latencies, per_query = system.units, [], [], [], []
     for target, vector in zip(prepared.targets, prepared.query_vectors):
         if getattr(system, "lexical_weight", 0):
-            prepared.corpus.lexical(target.query)  # into the memo, outside the timing
+            # Into the memo, outside the timing.
+            prepared.corpus.lexical(target.query, getattr(system, "lexical_candidates", LEXICAL_CANDIDATES))
         started = time.perf_counter()
         ranking = system.search(vector, target.query, k)
         # The BM25 look-up, served from the memo, counts with its own measured cost.
@@ -197,6 +204,7 @@ MID_LEVEL_TOP_KS = (5, 10, 20, 40, 80)
 LEAF_SHARES = (0.05, 0.1, 0.15, 0.25)
 GROUP_WEIGHTS = (0.1, 0.25, 0.5)
 LEXICAL_WEIGHTS = (0.05, 0.1, 0.2)
+LEXICAL_CANDIDATE_COUNTS = (25, 50, 100, 200)
 
 
 def sweep(
@@ -233,6 +241,19 @@ def sweep(
     for weight in LEXICAL_WEIGHTS:
         variants.append(Flat(corpus, weight, "hybrid-flat"))
         variants.append(TwoStage(corpus, plan, k, "hybrid-seed", lexical_weight=weight))
+        # The shipped hybrid (stage 1 widened by the run's leaf share): its two knobs together.
+        for candidates in LEXICAL_CANDIDATE_COUNTS:
+            variants.append(
+                TwoStage(
+                    corpus,
+                    plan,
+                    k,
+                    "hybrid+share",
+                    base.stage1_leaf_share,
+                    lexical_weight=weight,
+                    lexical_candidates=candidates,
+                )
+            )
     for system in variants:
         rows.append({**_knobs(base), **stats, **evaluate(system, prepared)})
     report("sweep: variants done")

@@ -215,8 +215,10 @@ class TwoStage:
         group_weight: float = 0.0,
         lexical_weight: float = 0.0,
         group_vectors: np.ndarray | None = None,
+        lexical_candidates: int = LEXICAL_CANDIDATES,
     ) -> None:
         self.name, self.corpus, self.units = name, corpus, corpus.leaf_units
+        self.lexical_candidates = lexical_candidates
         self.mid_level_top_k, self.leaf_share = mid_level_top_k, leaf_share
         self.leaf_budget = math.ceil(leaf_share * len(corpus.table))
         self.group_weight, self.lexical_weight = group_weight, lexical_weight
@@ -227,7 +229,9 @@ class TwoStage:
         )
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
-        lexical, lexical_ms = self.corpus.lexical(text) if self.lexical_weight else (None, 0.0)
+        lexical, lexical_ms = (
+            self.corpus.lexical(text, self.lexical_candidates) if self.lexical_weight else (None, 0.0)
+        )
         found = self.retriever.search(
             vector,
             self.mid_level_top_k,
@@ -323,5 +327,5 @@ def contextual_texts(paths: list[str], scopes: list[str], texts: list[str], reac
 
 def describe(system: Any) -> dict[str, Any]:
     """The knobs of a system, for tables."""
-    keys = ("mid_level_top_k", "leaf_share", "group_weight", "lexical_weight")
+    keys = ("mid_level_top_k", "leaf_share", "group_weight", "lexical_weight", "lexical_candidates")
     return {key: getattr(system, key) for key in keys if hasattr(system, key)}

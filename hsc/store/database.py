@@ -26,7 +26,7 @@ from hsc.store.schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, identify
 class Database:
     """An open hsc database: connection, transactions, the writer lock."""
 
-    def __init__(self, path: str | Path, create: bool = True) -> None:
+    def __init__(self, path: str | Path, create: bool = True, read_only: bool = False) -> None:
         """Open hsc's database at ``path``, creating it when ``create`` allows.
 
         Nothing is written before the file is known to be hsc's own (see
@@ -34,23 +34,31 @@ class Database:
         not SQLite and a folder are refused untouched, with a
         :class:`StoreError` that names the file and the cause. Without
         ``create`` (read-only commands) a file that holds no index yet is
-        refused too, so reading never creates tables.
+        refused too, so reading never creates tables. ``read_only`` opens it
+        as SQLite's immutable file (nothing is written, not even the log), as
+        a database that cannot be written is opened anyway.
         """
         self.path = Path(path)
         self.read_only = False
         self._writers = 0
         self._lock_file: Any = None
         refuse_what_is_not_a_database(self.path)
-        if not create and not self.path.exists():
+        if (read_only or not create) and not self.path.exists():
             raise StoreError(f"{self.path}: no hsc index here yet; index a repository into it first")
+        if read_only:
+            self._open_read_only()
+            return
         try:
             self._connect(str(self.path), create)
         except StoreError:
             if create or not is_unwritable(self.path):
                 raise
             # A database on a read-only disk (or without write permission) can still be read as it is.
-            self.read_only = True
-            self._connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", create)
+            self._open_read_only()
+
+    def _open_read_only(self) -> None:
+        self.read_only = True
+        self._connect(f"{self.path.resolve().as_uri()}?mode=ro&immutable=1", False)
 
     def _connect(self, target: str, create: bool) -> None:
         with translated_errors(self.path, ""):

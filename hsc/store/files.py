@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -71,9 +71,12 @@ class FileTables(Database):
         model: str,
         definitions: Iterable[Definition] = (),
         facts: Iterable[LeafFacts] = (),
+        terms_of: Callable[[str, str], str] | None = None,
     ) -> None:
         """Write one file, its leaves and their facts atomically, replacing what was there.
-        ``facts`` is parallel to ``leaves`` (or empty)."""
+        ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text)`` gives
+        each leaf's row in the lexical table (:func:`hsc.lexical.leaf_term_text`);
+        without it the leaves get none until :meth:`sync_leaf_terms`."""
         with self.transaction():
             self.conn.execute(
                 """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
@@ -101,6 +104,7 @@ class FileTables(Database):
             file_id = self.row(
                 "SELECT id FROM files WHERE repository_id = ? AND path = ?", (repository_id, report.path)
             )["id"]  # type: ignore[index]
+            self._drop_terms(self._leaf_ids("f.id = ?", (file_id,)))
             first_id = self._leaf_high_water() + 1
             self.conn.execute("DELETE FROM leaves WHERE file_id = ?", (file_id,))
             self.conn.executemany(
@@ -121,6 +125,8 @@ class FileTables(Database):
                 (str(first_id + len(leaves) - 1),),
             )
             self._write_facts(file_id, definitions, facts)
+            if terms_of is not None:
+                self._write_terms(file_id, leaves, terms_of)
 
     def _leaf_high_water(self) -> int:
         """The largest leaf id ever given out. Ids are never reused: a saved
@@ -156,6 +162,33 @@ class FileTables(Database):
             ],
         )
 
+    # -- lexical terms (an FTS5 table keyed by leaf id: it has no foreign keys, so
+    # a file's terms are dropped here with its leaves) ------------------------------
+
+    def _leaf_ids(self, where: str, params: tuple[Any, ...]) -> list[int]:
+        return [
+            int(row[0])
+            for row in self.conn.execute(
+                f"SELECT l.id FROM leaves l JOIN files f ON f.id = l.file_id WHERE {where} "
+                "ORDER BY l.ordinal",
+                params,
+            )
+        ]
+
+    def _drop_terms(self, leaf_ids: list[int]) -> None:
+        self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", [(i,) for i in leaf_ids])
+
+    def _write_terms(self, file_id: int, leaves: list[Leaf], terms_of: Callable[[str, str], str]) -> None:
+        # OR REPLACE: a database whose terms were filled by an older hsc may still hold
+        # the row of a deleted leaf whose id SQLite has given to a new one.
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO leaf_terms (rowid, terms) VALUES (?, ?)",
+            [
+                (leaf_id, terms_of(leaf.scope, leaf.text))
+                for leaf_id, leaf in zip(self._leaf_ids("f.id = ?", (file_id,)), leaves)
+            ],
+        )
+
     def definitions(self, repository_id: int, path: str | None = None) -> dict[str, list[Definition]]:
         """path -> the file's definitions in line order (one file, or every file of the repository)."""
         path_filter = " AND f.path = ?" if path is not None else ""
@@ -183,7 +216,10 @@ class FileTables(Database):
         return found
 
     def delete_files(self, repository_id: int, paths: Iterable[str]) -> None:
+        paths = list(paths)
         with self.transaction():
+            for path in paths:
+                self._drop_terms(self._leaf_ids("f.repository_id = ? AND f.path = ?", (repository_id, path)))
             self.conn.executemany(
                 "DELETE FROM files WHERE repository_id = ? AND path = ?",
                 [(repository_id, path) for path in paths],

@@ -15,26 +15,35 @@ class QueryTables(Database):
 
     # -- lexical search -------------------------------------------------------------
 
-    def sync_leaf_terms(self, repository_id: int, terms_of: Callable[[str], str]) -> int:
-        """Give every leaf of the repository its row of terms (``terms_of(scope + text)``)
-        and drop rows of leaves that are gone; returns the number added. One transaction."""
+    def sync_leaf_terms(self, repository_id: int, terms_of: Callable[[str, str], str]) -> int:
+        """Give every leaf of the repository that has none its row of terms
+        (``terms_of(scope, text)``) and drop rows of leaves that are gone; returns
+        the number added. For a database indexed before terms were written with
+        the leaves: an index run calls it, never a query. One transaction, and
+        none when there is nothing to do."""
         missing = self.conn.execute(
             """SELECT l.id, l.scope, l.text FROM leaves l JOIN files f ON f.id = l.file_id
                WHERE f.repository_id = ? AND l.id NOT IN (SELECT rowid FROM leaf_terms)""",
             (repository_id,),
         ).fetchall()
-        with self.transaction():
-            self.conn.execute("DELETE FROM leaf_terms WHERE rowid NOT IN (SELECT id FROM leaves)")
-            self.conn.executemany(
-                "INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)",
-                [(row[0], terms_of(f"{row[1]}\n{row[2]}")) for row in missing],
-            )
+        stale = self.conn.execute(
+            "SELECT rowid FROM leaf_terms WHERE rowid NOT IN (SELECT id FROM leaves)"
+        ).fetchall()
+        if missing or stale:
+            with self.transaction():
+                self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", stale)
+                self.conn.executemany(
+                    "INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)",
+                    [(row[0], terms_of(row[1], row[2])) for row in missing],
+                )
         return len(missing)
 
     def lexical_search(self, repository_id: int, match: str, limit: int) -> list[tuple[int, float]]:
         """(leaf id, BM25 score, higher is better) of the repository's best
-        ``limit`` leaves for an FTS5 ``match`` expression."""
-        if not match:
+        ``limit`` leaves for an FTS5 ``match`` expression. Leaves without terms
+        (indexed by an older hsc, not yet brought up to date) are not found; a
+        database opened read-only from before the table existed finds none."""
+        if not match or not self._has_table("leaf_terms"):
             return []
         rows = self.conn.execute(
             # A join, not "rowid IN (subquery)": the subquery form took seconds per query.
@@ -45,6 +54,10 @@ class QueryTables(Database):
             (match, repository_id, limit),
         ).fetchall()
         return [(int(row[0]), float(row[1])) for row in rows]
+
+    def _has_table(self, name: str) -> bool:
+        found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+        return found is not None
 
     # -- queries --------------------------------------------------------------------
 

@@ -1,0 +1,143 @@
+"""Hybrid retrieval's lexical terms: written with the leaves at index time,
+kept in step with edits and deletions, brought up to date for databases
+indexed before that, and only ever read by a query. Real SQLite, real model."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+
+import pytest
+from conftest import SAMPLE_REPOS
+
+from hsc.api import Index
+from hsc.lexical import leaf_term_text
+from hsc.params import Parameters
+from hsc.retrieve import RETRIEVAL_MODES
+from hsc.store import Store
+
+QUERY = "apply a percentage discount to a price"
+
+
+def terms_by_leaf(index: Index) -> dict[int, str]:
+    return {int(row[0]): row[1] for row in index.store.conn.execute("SELECT rowid, terms FROM leaf_terms")}
+
+
+def expected_terms(index: Index) -> dict[int, str]:
+    rows = index.store.leaf_rows(int(index.repositories()[0]["id"]))
+    return {int(row["id"]): leaf_term_text(row["scope"], row["text"]) for row in rows}
+
+
+def digest(path) -> str:
+    return hashlib.sha1(path.read_bytes()).hexdigest()
+
+
+def read_only(database, embedder) -> Index:
+    """The database as SQLite's immutable file: any write would fail."""
+    return Index(Store(database, create=False, read_only=True), embedder=embedder)
+
+
+@pytest.fixture(scope="module")
+def vector_cache(tmp_path_factory, embedder):
+    """A database holding only the sample's cached vectors and summaries, so
+    each test's first index run reads and writes everything but embeds nothing."""
+    database = tmp_path_factory.mktemp("cache") / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(shutil.copytree(SAMPLE_REPOS / "inventory_py", database.parent / "inventory_py"))
+        index.store.conn.execute("DELETE FROM repositories")
+        index.store.conn.execute("DELETE FROM leaf_terms")
+    return database
+
+
+@pytest.fixture
+def repo(tmp_path, vector_cache):
+    shutil.copy(vector_cache, tmp_path / "index.db")
+    root = tmp_path / "inventory_py"
+    shutil.copytree(SAMPLE_REPOS / "inventory_py", root)
+    return root
+
+
+def test_terms_are_written_at_index_time_and_a_query_writes_nothing(tmp_path, repo, embedder):
+    database = tmp_path / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        assert terms_by_leaf(index) == expected_terms(index)
+    assert not (tmp_path / "hnsw").exists()  # the group index is saved on a first query...
+    before = digest(database)
+    with read_only(database, embedder) as index:
+        assert index.store.read_only
+        response = index.query(QUERY, record=True)  # the history is skipped, not failed
+        assert response.mode == Parameters().retrieval_mode == "hybrid"
+        assert response.query_id is None and response.results
+        assert response.results[0].scope.endswith("apply_discount")
+        assert index.store.lexical_search(int(index.repositories()[0]["id"]), '"applydiscount"', 3)
+    assert digest(database) == before
+    assert not database.with_name("index.db-wal").exists()
+    assert not (tmp_path / "hnsw").exists()  # ...but not by a read-only one
+
+
+def test_terms_follow_edits_and_deletions(tmp_path, repo, embedder):
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        repository_id = int(index.repositories()[0]["id"])
+        pricing = repo / "inventory" / "pricing.py"
+        pricing.write_text(pricing.read_text().replace("apply_discount", "reduce_by_percentage"))
+        gone = sorted((repo / "inventory").glob("*.py"))[0]
+        assert gone != pricing
+        gone.unlink()
+        index.index(repo)
+        assert terms_by_leaf(index) == expected_terms(index)  # nothing stale, nothing missing
+        assert not index.store.lexical_search(repository_id, '"applydiscount"', 3)
+        found = index.store.lexical_search(repository_id, '"reducebypercentage"', 3)
+        assert found and index.node(f"leaf:{found[0][0]}").scope.endswith("reduce_by_percentage")
+        index.store.delete_files(repository_id, [row["path"] for row in index.files(repository_id)])
+        assert terms_by_leaf(index) == {}
+
+
+def test_an_older_database_answers_dense_only_until_the_next_index_run(tmp_path, repo, embedder):
+    database = tmp_path / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        dense = index.query(QUERY, mode="two-stage", record=False)
+        # As an older hsc left it: terms for none of the leaves, and a row of a leaf long gone.
+        index.store.conn.execute("DELETE FROM leaf_terms")
+        index.store.conn.execute("INSERT INTO leaf_terms (rowid, terms) VALUES (999999, 'stale')")
+    before = digest(database)
+    with read_only(database, embedder) as index:
+        response = index.query(QUERY, record=False)
+        assert response.mode == "hybrid"
+        assert [r.leaf_id for r in response.results] == [r.leaf_id for r in dense.results]
+    assert digest(database) == before
+    with Index.open(database, embedder=embedder) as index:
+        report = index.index(repo)  # nothing changed on disk: an update run
+        assert report.files_parsed == 0
+        assert terms_by_leaf(index) == expected_terms(index)
+
+
+def test_a_database_from_before_the_terms_table_is_read_and_then_upgraded(tmp_path, repo, embedder):
+    database = tmp_path / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        index.store.conn.execute("DROP TABLE leaf_terms")
+    with read_only(database, embedder) as index:
+        assert index.query(QUERY, record=False).results
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        assert terms_by_leaf(index) == expected_terms(index)
+
+
+def test_the_default_mode_is_hybrid_and_the_seed_two_stage_stays_selectable(tmp_path, repo, embedder):
+    assert Parameters().retrieval_mode == "hybrid" and "two-stage" in RETRIEVAL_MODES
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        hierarchy_id = index.default_hierarchy()
+        assert index.query(QUERY, record=False).mode == "hybrid"
+        seed = index.hierarchy_parameters(hierarchy_id, retrieval_mode="Two-Stage")
+        staged = index.query(QUERY, params=seed, record=False)
+        assert staged.mode == "two-stage" and staged.results
+        opened = {g.node_id for g in staged.groups}
+        assert all(r.parent_id in opened for r in staged.results)  # the seed's stage 2: opened groups only
+        assert index.query(QUERY, params=seed, flat=True, record=False).mode == "flat"
+        assert index.query(QUERY, params=seed, mode="hybrid-flat", record=False).mode == "hybrid-flat"
+        with pytest.raises(ValueError, match="retrieval_mode"):
+            index.hierarchy_parameters(hierarchy_id, retrieval_mode="sideways")
