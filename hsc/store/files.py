@@ -12,11 +12,21 @@ import numpy as np
 from hsc.hierarchy import LeafTable
 from hsc.model import Definition, FileReport, Leaf, LeafFacts
 from hsc.store.database import Database
-from hsc.store.schema import DEFINITION_COLUMNS, LEAF_COLUMNS, vector_to_blob
+from hsc.store.schema import (
+    DEFINITION_COLUMNS,
+    LEAF_COLUMNS,
+    blob_to_vector,
+    blobs_to_matrix,
+    vector_to_blob,
+)
 
 
 class FileTables(Database):
     """The tables of what was read from a repository."""
+
+    # How new vectors are written ("float32" or "float16", Settings.vector_storage);
+    # whatever is stored is read back as float32.
+    vector_storage = "float32"
 
     # -- repositories and files -------------------------------------------------
 
@@ -184,10 +194,11 @@ class FileTables(Database):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for row in self.conn.execute(
-                f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})",
+                f"SELECT content_hash, dimension, vector FROM embeddings "
+                f"WHERE model = ? AND content_hash IN ({marks})",
                 (model, *chunk),
             ):
-                found[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+                found[row["content_hash"]] = blob_to_vector(row["vector"], row["dimension"])
         return found
 
     def save_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
@@ -195,7 +206,10 @@ class FileTables(Database):
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) "
                 "VALUES (?, ?, ?, ?)",
-                [(model, h, int(v.shape[0]), vector_to_blob(v)) for h, v in vectors.items()],
+                [
+                    (model, h, int(v.shape[0]), vector_to_blob(v, self.vector_storage))
+                    for h, v in vectors.items()
+                ],
             )
 
     # -- leaves -------------------------------------------------------------------
@@ -239,7 +253,8 @@ class FileTables(Database):
         the table is always consistent."""
         only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         rows = self.conn.execute(
-            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
+            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector,
+                      e.dimension
                FROM leaves l JOIN files f ON f.id = l.file_id
                JOIN embeddings e ON e.model = ? AND e.content_hash = l.content_hash
                WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal""",
@@ -251,10 +266,7 @@ class FileTables(Database):
             if not paths or paths[-1] != row[1]:
                 paths.append(row[1])
             file_index[i] = len(paths) - 1
-        if rows:
-            vectors = np.frombuffer(b"".join(row[6] for row in rows), dtype=np.float32).reshape(len(rows), -1)
-        else:
-            vectors = np.zeros((0, 0), dtype=np.float32)
+        vectors = blobs_to_matrix([row[6] for row in rows], [row[7] for row in rows])
         return LeafTable(
             leaf_ids=np.array([row[0] for row in rows], dtype=np.int64),
             file_index=file_index,
