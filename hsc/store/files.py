@@ -245,6 +245,30 @@ class FileTables(Database):
                 found[int(row["id"])] = row
         return found
 
+    def leaf_stamp(self, repository_id: int, model: str) -> str:
+        """What a repository's leaf table is made of, in a few bytes: it changes
+        whenever any of its files (and so any leaf) is written or deleted. The
+        counter is kept by triggers; the files' own figures back it up for a
+        database last written without them."""
+        row = self.conn.execute(
+            """SELECT (SELECT generation FROM leaf_generations WHERE repository_id = ?),
+                      COUNT(*), TOTAL(leaf_count), TOTAL(id), MAX(indexed_at)
+               FROM files WHERE repository_id = ?""",
+            (repository_id, repository_id),
+        ).fetchone()
+        return ":".join(str(value) for value in (repository_id, model, *row))
+
+    def leaf_table_snapshot(self, repository_id: int, model: str) -> tuple[str, LeafTable]:
+        """The repository's leaf table and its :meth:`leaf_stamp`, read in one
+        transaction, so the stamp is exactly that of the rows read."""
+        if self.conn.in_transaction:
+            return self.leaf_stamp(repository_id, model), self.leaf_table(repository_id, model)
+        self.conn.execute("BEGIN")
+        try:
+            return self.leaf_stamp(repository_id, model), self.leaf_table(repository_id, model)
+        finally:
+            self.conn.execute("COMMIT")
+
     def leaf_table(self, repository_id: int, model: str, paths: list[str] | None = None) -> LeafTable:
         """All leaves of a repository (or of the files in ``paths``) with their
         vectors, in document order.

@@ -141,6 +141,28 @@ CREATE TABLE IF NOT EXISTS query_results (
     score REAL NOT NULL,
     PRIMARY KEY (query_id, stage, rank)
 );
+-- A counter per repository bumped by every write of its files rows (a file's leaves are only
+-- ever written with its row, in one transaction): the leaf table's side file is keyed by it.
+-- (No INSERT OR IGNORE in the bodies: the outer statement's conflict rule would replace it.)
+CREATE TABLE IF NOT EXISTS leaf_generations (
+    repository_id INTEGER PRIMARY KEY,
+    generation INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS files_inserted AFTER INSERT ON files BEGIN
+    INSERT INTO leaf_generations SELECT NEW.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = NEW.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = NEW.repository_id;
+END;
+CREATE TRIGGER IF NOT EXISTS files_updated AFTER UPDATE ON files BEGIN
+    INSERT INTO leaf_generations SELECT NEW.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = NEW.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = NEW.repository_id;
+END;
+CREATE TRIGGER IF NOT EXISTS files_deleted AFTER DELETE ON files BEGIN
+    INSERT INTO leaf_generations SELECT OLD.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = OLD.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = OLD.repository_id;
+END;
 -- Identifier-split terms of each leaf (rowid = leaf id) for BM25; filled on first use.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
