@@ -214,6 +214,8 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
 
 def bench_scale_one(n: int, out: Path | None, queries: int = 100) -> dict[str, Any]:
     result: dict[str, Any] = {"suite": "scale", **measure_memory(n, queries)}
+    # On stderr at once: the database part of a large size takes long, and may be cut short.
+    print(json.dumps(result), file=sys.stderr, flush=True)
     gc.collect()
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
