@@ -132,17 +132,18 @@ def database_bytes(database: Path) -> int:
     return sum(p.stat().st_size for p in database.parent.glob(database.name + "*"))
 
 
-def measure_database(n: int, out: Path, queries: int) -> dict[str, Any]:
-    """Write (or reuse) a synthetic index of ``n`` leaves; its size per leaf,
-    and the time to open it and answer a first query."""
+def measure_database(n: int, out: Path, queries: int, storage: str = "float32") -> dict[str, Any]:
+    """Write (or reuse) a synthetic index of ``n`` leaves with vectors stored as
+    ``storage``; its size per leaf, and the time to open it and answer a first query."""
     from hsc.bench.app import write_synthetic_index
+    from hsc.params import Settings
     from hsc.store import Store
 
-    database = out / f"scale-{n}.db"
-    written: dict[str, Any] = {"reused": database.exists()}
+    database = out / (f"scale-{n}.db" if storage == "float32" else f"scale-{n}-{storage}.db")
+    written: dict[str, Any] = {"vector_storage": storage, "reused": database.exists()}
     if not database.exists():
         started = time.perf_counter()
-        written.update(write_synthetic_index(database, n))
+        written.update(write_synthetic_index(database, n, settings=Settings(vector_storage=storage)))
         written["write_seconds"] = round(time.perf_counter() - started, 1)
     store = Store(database)
     sizes = store.row("SELECT COUNT(*) AS count, SUM(LENGTH(vector)) AS vector_bytes FROM embeddings") or {
@@ -212,7 +213,10 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     return found
 
 
-def bench_scale_one(n: int, out: Path | None, queries: int = 100) -> dict[str, Any]:
+def bench_scale_one(
+    n: int, out: Path | None, queries: int = 100, storages_too: bool = True
+) -> dict[str, Any]:
+    """One size; with ``storages_too`` a second database with float16 vectors."""
     result: dict[str, Any] = {"suite": "scale", **measure_memory(n, queries)}
     # On stderr at once: the database part of a large size takes long, and may be cut short.
     print(json.dumps(result), file=sys.stderr, flush=True)
@@ -220,6 +224,8 @@ def bench_scale_one(n: int, out: Path | None, queries: int = 100) -> dict[str, A
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         result["store"] = measure_database(n, out, queries=20)
+        if storages_too:
+            result["store_float16"] = measure_database(n, out, queries=20, storage="float16")
         result["peak_rss_mb_with_store"] = peak_rss_mb()
     return result
 
