@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Iterable
 from typing import Any
@@ -250,12 +251,14 @@ class FileTables(Database):
         whenever any of its files (and so any leaf) is written or deleted. The
         counter is kept by triggers; the files' own figures back it up for a
         database last written without them."""
-        row = self.conn.execute(
-            """SELECT (SELECT generation FROM leaf_generations WHERE repository_id = ?),
-                      COUNT(*), TOTAL(leaf_count), TOTAL(id), MAX(indexed_at)
-               FROM files WHERE repository_id = ?""",
-            (repository_id, repository_id),
-        ).fetchone()
+        figures = "COUNT(*), TOTAL(leaf_count), TOTAL(id), MAX(indexed_at) FROM files WHERE repository_id = ?"
+        try:
+            row = self.conn.execute(
+                f"SELECT (SELECT generation FROM leaf_generations WHERE repository_id = ?), {figures}",
+                (repository_id, repository_id),
+            ).fetchone()
+        except sqlite3.OperationalError:  # an older database opened read-only: no counter table
+            row = (None, *self.conn.execute(f"SELECT {figures}", (repository_id,)).fetchone())
         return ":".join(str(value) for value in (repository_id, model, *row))
 
     def leaf_table_snapshot(self, repository_id: int, model: str) -> tuple[str, LeafTable]:
