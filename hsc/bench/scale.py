@@ -235,8 +235,7 @@ def bench_scale(sizes: list[int], out: Path | None, queries: int = 100) -> dict[
     runs = []
     for n in sizes:
         command = [sys.executable, "-m", "hsc", "bench", "scale", "--leaves", str(n), "--json"]
-        if out is not None:
-            command += ["--out", str(out)]
+        command += ["--out", str(out)] if out is not None else ["--no-store"]
         print(f"bench scale: {n} leaves ...", file=sys.stderr, flush=True)
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
