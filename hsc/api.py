@@ -101,6 +101,9 @@ class Index(Searching):
         return cls.open(default_database(repository), settings, **kwargs)
 
     def close(self) -> None:
+        # Drop the loaded tables too: their vectors may be mapped from side files, and a mapping
+        # keeps its file system busy (it could not be unmounted) until it is let go.
+        self._cache = _Cache()
         self.store.close()
 
     def __enter__(self) -> Index:
