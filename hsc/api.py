@@ -28,6 +28,7 @@ from hsc.results import (
     parse_node_id,
 )
 from hsc.searching import Searching, _Cache
+from hsc.sidecar import SideFiles
 from hsc.store import Store
 
 # Parsing, the pipeline, summarisers and the tokenizer are imported where they
@@ -73,6 +74,7 @@ class Index(Searching):
     ) -> None:
         self.store = store
         self.settings = settings or Settings()
+        store.vector_storage = self.settings.vector_storage
         # One encoder per spec, loaded once per process; a given embedder is
         # used for every repository (its caller chose it).
         self._embedders: dict[str, Embedder] = {}
@@ -81,6 +83,7 @@ class Index(Searching):
             self._embedders[spec_of(embedder).key] = embedder
         self._summarizer = summarizer
         self._cache = _Cache()
+        self._side = SideFiles(self.store.path.parent / "hnsw", self.store.path.stem)
 
     # -- opening --------------------------------------------------------------------
 
@@ -98,6 +101,9 @@ class Index(Searching):
         return cls.open(default_database(repository), settings, **kwargs)
 
     def close(self) -> None:
+        # Drop the loaded tables too: their vectors may be mapped from side files, and a mapping
+        # keeps its file system busy (it could not be unmounted) until it is let go.
+        self._cache = _Cache()
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -262,15 +268,29 @@ class Index(Searching):
         return rows
 
     def leaf_table(self, repository_id: int | None = None) -> LeafTable:
-        """The repository's leaves and vectors in document order (cached until re-indexed)."""
+        """The repository's leaves and vectors in document order, kept until any
+        of its files is written again. Read from the side file made for exactly
+        this state of the database (vectors memory-mapped), else from SQLite,
+        which then writes that file for the next process (hsc.sidecar)."""
+        return self._stamped_table(repository_id)[1]
+
+    def _stamped_table(self, repository_id: int | None) -> tuple[str, LeafTable]:
+        """The leaf table and the stamp of the database state it was read at."""
         repository_id = self._only_repository(repository_id)
         repository = self.store.repository(repository_id) or {}
-        key = (repository_id, float(repository.get("indexed_at") or 0.0))
-        if key not in self._cache.tables:
-            self._cache.tables = {k: v for k, v in self._cache.tables.items() if k[0] != repository_id}
-            model = repository.get("embedding_model") or self.settings.embedding_model
-            self._cache.tables[key] = self.store.leaf_table(repository_id, model)
-        return self._cache.tables[key]
+        model = repository.get("embedding_model") or self.settings.embedding_model
+        stamp = self.store.leaf_stamp(repository_id, model)
+        if stamp not in self._cache.tables:
+            table = self._side.load_table(repository_id, stamp) if self.side_files else None
+            if table is None:
+                stamp, table = self.store.leaf_table_snapshot(repository_id, model)
+                if self.side_files and self._side.save_table(repository_id, stamp, table):
+                    # The saved copy, memory-mapped: its pages are the system's to keep or drop.
+                    table = self._side.load_table(repository_id, stamp) or table
+            mine = f"{repository_id}:"
+            self._cache.tables = {k: v for k, v in self._cache.tables.items() if not k.startswith(mine)}
+            self._cache.tables[stamp] = table
+        return stamp, self._cache.tables[stamp]
 
     # -- hierarchies ------------------------------------------------------------------
 
@@ -318,6 +338,7 @@ class Index(Searching):
     def _forget(self, hierarchy_id: int) -> None:
         self._cache.loaded.pop(hierarchy_id, None)
         self._hnsw_path(hierarchy_id).unlink(missing_ok=True)
+        self._side.forget_hierarchy(hierarchy_id)
 
     def hierarchies(self, repository_id: int | None = None) -> list[dict[str, Any]]:
         rows = self.store.hierarchies(self._only_repository(repository_id))

@@ -156,6 +156,17 @@ class TwoStageRetriever:
                 return groups[: max(keep, mid_level_top_k)]
             k *= 2
 
+    def _group_rows(self, groups: list[GroupHit]) -> tuple[np.ndarray, np.ndarray]:
+        """The leaf rows of ``groups`` in their order, and each row's group score,
+        without a Python loop over rows (a widened stage 1 holds thousands of groups)."""
+        ordinals = np.array([g.ordinal for g in groups], dtype=np.int64)
+        sizes = self.group_sizes[ordinals]
+        # Row i of the result is its group's start plus its place inside the group.
+        first_of_group = np.repeat(np.cumsum(sizes) - sizes, sizes)
+        rows = np.repeat(self.group_starts[ordinals], sizes) + np.arange(int(sizes.sum())) - first_of_group
+        scores = np.repeat(np.array([g.score for g in groups], dtype=np.float32), sizes)
+        return rows.astype(np.int64), scores
+
     def search(
         self,
         query: np.ndarray,
@@ -170,18 +181,17 @@ class TwoStageRetriever:
         if not groups:
             return Retrieval([], [], 0)
         group_score = {g.ordinal: g.score for g in groups}
-        rows = np.concatenate(
-            [np.arange(self.group_starts[g.ordinal], self.group_ends[g.ordinal]) for g in groups]
-        )
+        rows, owner_scores = self._group_rows(groups)
         if lexical:
             extra = np.array(sorted(set(lexical) - set(rows.tolist())), dtype=np.int64)
-            rows = np.concatenate([rows, extra])
             for ordinal in {int(self.group_of_row[r]) for r in extra} - set(group_score):
                 # A group stage 1 did not pick: its score is its mean vector's, as stage 1 would give.
                 group_score[ordinal] = float(self.mid_index.vector(ordinal) @ query)
+            rows = np.concatenate([rows, extra])
+            extra_scores = [group_score[int(o)] for o in self.group_of_row[extra]]
+            owner_scores = np.concatenate([owner_scores, np.array(extra_scores, dtype=np.float32)])
         owners = self.group_of_row[rows]
         scores = self.leaf_vectors[rows] @ query
-        owner_scores = np.array([group_score[int(o)] for o in owners], dtype=np.float32)
         if group_weight:
             scores = scores + group_weight * owner_scores
         if lexical:

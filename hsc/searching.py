@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from hsc.retrieve import (
     TwoStageRetriever,
     flat_search,
 )
+from hsc.sidecar import SideFiles
 from hsc.store import Store
 
 
@@ -67,7 +69,7 @@ class _Loaded:
 
 @dataclass
 class _Cache:
-    tables: dict[tuple[int, float], LeafTable] = field(default_factory=dict)
+    tables: dict[str, LeafTable] = field(default_factory=dict)  # by Store.leaf_stamp
     loaded: dict[int, _Loaded] = field(default_factory=dict)
 
 
@@ -77,6 +79,11 @@ class Searching:
     store: Store
     _cache: _Cache
     _given_spec: EncoderSpec | None
+    _side: SideFiles
+    _stamped_table: Callable[[int | None], tuple[str, LeafTable]]
+    # Read the leaf table and the groups from side files made for the database's exact state
+    # (hsc.sidecar); False reads them from SQLite every time, as the seed did.
+    side_files = True
 
     def _hnsw_path(self, hierarchy_id: int) -> Path:
         return self.store.path.parent / "hnsw" / f"{self.store.path.stem}-h{hierarchy_id}.bin"
@@ -85,9 +92,8 @@ class Searching:
         if hierarchy_id in self._cache.loaded:
             return self._cache.loaded[hierarchy_id]
         hierarchy = self.hierarchy(hierarchy_id)
-        table = self.leaf_table(hierarchy["repository_id"])
-        membership = self.store.memberships(hierarchy_id)
-        owners = np.array([membership.get(int(i), -1) for i in table.leaf_ids], dtype=np.int64)
+        table_stamp, table = self._stamped_table(hierarchy["repository_id"])
+        owners = self._owners(hierarchy, table_stamp, table)
         if len(table) and (owners < 0).any():
             # The leaves changed under this hierarchy; rebuild it with its own parameters.
             params = with_values(Parameters(), hierarchy["parameters"])
@@ -100,6 +106,27 @@ class Searching:
                 return self._loaded_from(hierarchy_id, _table_rows(table, keep), owners[keep], cache=False)
             return self._load(int(rebuilt["id"]))
         return self._loaded_from(hierarchy_id, table, owners, cache=True)
+
+    def _owners(self, hierarchy: dict[str, Any], table_stamp: str, table: LeafTable) -> np.ndarray:
+        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
+        does not hold), from the side file made for this table and this version
+        of the hierarchy when there is one (the memberships change only with
+        the hierarchy's row: a new id, or a new created_at)."""
+        hierarchy_id = int(hierarchy["id"])
+        version = (hierarchy[k] for k in ("id", "created_at", "leaf_count", "group_count"))
+        stamp = "|".join(str(value) for value in (table_stamp, len(table), *version))
+        owners = self._side.load_owners(hierarchy_id, stamp, len(table)) if self.side_files else None
+        if owners is not None:
+            return owners
+        leaf_ids, node_ids = self.store.membership_arrays(hierarchy_id)
+        order = np.argsort(leaf_ids)
+        leaf_ids, node_ids = leaf_ids[order], node_ids[order]
+        at = np.minimum(np.searchsorted(leaf_ids, table.leaf_ids), max(len(leaf_ids) - 1, 0))
+        found = (leaf_ids[at] == table.leaf_ids) if len(leaf_ids) else np.zeros(len(table), dtype=bool)
+        owners = np.where(found, node_ids[at] if len(node_ids) else -1, -1).astype(np.int64)
+        if self.side_files and not (owners < 0).any():
+            self._side.save_owners(hierarchy_id, stamp, owners)
+        return owners
 
     def _loaded_from(self, hierarchy_id: int, table: LeafTable, owners: np.ndarray, cache: bool) -> _Loaded:
         if len(table):

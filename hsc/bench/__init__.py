@@ -48,6 +48,15 @@ def _query(args: argparse.Namespace) -> dict[str, Any]:
     return bench_query(args.leaves or 100_000)
 
 
+def _scale(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.scale import SIZES, bench_scale, bench_scale_one
+
+    out = Path(args.out or ".hsc/scale")
+    if args.leaves:
+        return bench_scale_one(args.leaves, None if args.no_store else out)
+    return bench_scale(list(SIZES), None if args.no_store else out)
+
+
 def _samples(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.samples import bench_samples
 
@@ -70,13 +79,13 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         path=Path(args.path) if args.path else None,
         queries=args.queries,
         seed=args.seed,
-        out=Path(args.out),
+        out=Path(args.out or ".hsc/quality"),
         overrides=parse_assignments(args.set or []),
         sweep=not args.no_sweep,
         systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
-    result["files"] = write_run(result, Path(args.out) / "run", png=not args.no_png)
+    result["files"] = write_run(result, Path(args.out or ".hsc/quality") / "run", png=not args.no_png)
     return result
 
 
@@ -113,6 +122,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "index": ("the whole pipeline on a real folder (--path), seed's torch path vs the default", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
+    "scale": (
+        "rebuild, query, peak RSS, database bytes and open time at 10^4..10^6 synthetic leaves "
+        "(one size: --leaves; the databases go to --out, default .hsc/scale; --no-store skips them)",
+        _scale,
+    ),
     "app": (
         "the Streamlit app in Chromium: page and slider-step times (synthetic --leaves, or --path)",
         _app,
@@ -124,7 +138,7 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
 # ``perf`` runs these in turn.
-PERF_SUITES = ("chunk", "embed", "hierarchy", "query")
+PERF_SUITES = ("chunk", "embed", "hierarchy", "query", "scale")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -144,7 +158,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--queries", type=int, default=None, help="quality: draw this many queries (default all)"
     )
     parser.add_argument("--seed", type=int, default=0, help="quality: seed of the query draw")
-    parser.add_argument("--out", default=".hsc/quality", help="quality: corpus, index database and results")
+    parser.add_argument(
+        "--out", default=None, help="quality: corpus, index and results (.hsc/quality); scale: databases"
+    )
+    parser.add_argument("--no-store", action="store_true", help="scale: skip the databases")
     parser.add_argument(
         "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
     )
@@ -176,6 +193,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.encoders import format_embed
 
         return format_embed(result)
+    if result["suite"] == "scale":
+        from hsc.bench.scale import format_scale
+
+        return format_scale(result)
     if result["suite"] == "index":
         from hsc.bench.indexing import format_index
 
@@ -187,6 +208,12 @@ def run_bench(args: argparse.Namespace) -> int:
     names = PERF_SUITES if args.suite == "perf" else (args.suite,)
     for name in names:
         print(f"bench {name} ...", file=sys.stderr, flush=True)
-        result = SUITES[name][1](args)
+        # Under ``perf``, --leaves sizes the scale suite; the others keep their own sizes.
+        given = (
+            args
+            if args.suite != "perf" or name == "scale"
+            else argparse.Namespace(**{**vars(args), "leaves": None})
+        )
+        result = SUITES[name][1](given)
         print(json.dumps(result) if args.json else _format(result), flush=True)
     return 0

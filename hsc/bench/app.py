@@ -90,7 +90,9 @@ def synthetic_leaf(path: str, scope: str, line: int, tokens: int, number: int) -
     )
 
 
-def write_synthetic_index(database: Path, leaves: int = 20_000, seed: int = 0) -> dict[str, Any]:
+def write_synthetic_index(
+    database: Path, leaves: int = 20_000, seed: int = 0, settings: Settings | None = None
+) -> dict[str, Any]:
     """A repository of ``leaves`` synthetic leaves in files of 5 to 60 leaves,
     in folders of about 20 files, with topic-structured vectors (as
     :func:`hsc.bench.perf.synthetic_table`), and its ``default`` hierarchy.
@@ -104,10 +106,11 @@ def write_synthetic_index(database: Path, leaves: int = 20_000, seed: int = 0) -
     from hsc.store import Store
     from hsc.summarize import DigestSummarizer
 
-    params, settings = Parameters(), Settings()
+    params, settings = Parameters(), settings or Settings()
     table = synthetic_table(leaves, seed=seed)
     root = f"/synthetic/repository-{leaves}"
     store = Store(database)
+    store.vector_storage = settings.vector_storage
     repository_id = store.upsert_repository(root, f"synthetic-{leaves}")
     key, model = ingestion_key(params, settings), settings.embedding_model
     files = int(table.file_index[-1]) + 1

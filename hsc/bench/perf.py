@@ -29,8 +29,12 @@ def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
     run_lengths = rng.integers(2, 12, n)
     topic_of_leaf = np.repeat(rng.integers(0, len(topics), n), run_lengths)[:n]
     # Noise of norm ~0.8 puts same-topic neighbours near 0.6 cosine, others near 0.
-    noise = 0.8 * rng.normal(size=(n, dim)).astype(np.float32) / np.sqrt(dim)
-    vectors = normalise(topics[topic_of_leaf] + noise)
+    # Made in float32 and in slices, so 10^6 leaves need no float64 copy (3 GB).
+    vectors = np.empty((n, dim), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        end = min(n, start + 100_000)
+        noise = rng.standard_normal(size=(end - start, dim), dtype=np.float32) * (0.8 / np.sqrt(dim))
+        vectors[start:end] = normalise(topics[topic_of_leaf[start:end]] + noise)
     file_sizes = rng.integers(5, 60, n // 5 + 1)
     file_index = np.repeat(np.arange(len(file_sizes)), file_sizes)[:n].astype(np.int32)
     lines = np.arange(n, dtype=np.int32) * 12 + 1
@@ -42,7 +46,7 @@ def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:
         start_lines=lines,
         end_lines=lines + 10,
         token_counts=rng.integers(24, 256, n).astype(np.int32),
-        vectors=vectors.astype(np.float32),
+        vectors=vectors,
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -12,11 +13,21 @@ import numpy as np
 from hsc.hierarchy import LeafTable
 from hsc.model import Definition, FileReport, Leaf, LeafFacts
 from hsc.store.database import Database
-from hsc.store.schema import DEFINITION_COLUMNS, LEAF_COLUMNS, vector_to_blob
+from hsc.store.schema import (
+    DEFINITION_COLUMNS,
+    LEAF_COLUMNS,
+    blob_to_vector,
+    blobs_to_matrix,
+    vector_to_blob,
+)
 
 
 class FileTables(Database):
     """The tables of what was read from a repository."""
+
+    # How new vectors are written ("float32" or "float16", Settings.vector_storage);
+    # whatever is stored is read back as float32.
+    vector_storage = "float32"
 
     # -- repositories and files -------------------------------------------------
 
@@ -234,10 +245,11 @@ class FileTables(Database):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for row in self.conn.execute(
-                f"SELECT content_hash, vector FROM embeddings WHERE model = ? AND content_hash IN ({marks})",
+                f"SELECT content_hash, dimension, vector FROM embeddings "
+                f"WHERE model = ? AND content_hash IN ({marks})",
                 (model, *chunk),
             ):
-                found[row["content_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
+                found[row["content_hash"]] = blob_to_vector(row["vector"], row["dimension"])
         return found
 
     def save_vectors(self, model: str, vectors: dict[str, np.ndarray]) -> None:
@@ -245,7 +257,10 @@ class FileTables(Database):
             self.conn.executemany(
                 "INSERT OR REPLACE INTO embeddings (model, content_hash, dimension, vector) "
                 "VALUES (?, ?, ?, ?)",
-                [(model, h, int(v.shape[0]), vector_to_blob(v)) for h, v in vectors.items()],
+                [
+                    (model, h, int(v.shape[0]), vector_to_blob(v, self.vector_storage))
+                    for h, v in vectors.items()
+                ],
             )
 
     # -- leaves -------------------------------------------------------------------
@@ -281,6 +296,32 @@ class FileTables(Database):
                 found[int(row["id"])] = row
         return found
 
+    def leaf_stamp(self, repository_id: int, model: str) -> str:
+        """What a repository's leaf table is made of, in a few bytes: it changes
+        whenever any of its files (and so any leaf) is written or deleted. The
+        counter is kept by triggers; the files' own figures back it up for a
+        database last written without them."""
+        figures = "COUNT(*), TOTAL(leaf_count), TOTAL(id), MAX(indexed_at) FROM files WHERE repository_id = ?"
+        try:
+            row = self.conn.execute(
+                f"SELECT (SELECT generation FROM leaf_generations WHERE repository_id = ?), {figures}",
+                (repository_id, repository_id),
+            ).fetchone()
+        except sqlite3.OperationalError:  # an older database opened read-only: no counter table
+            row = (None, *self.conn.execute(f"SELECT {figures}", (repository_id,)).fetchone())
+        return ":".join(str(value) for value in (repository_id, model, *row))
+
+    def leaf_table_snapshot(self, repository_id: int, model: str) -> tuple[str, LeafTable]:
+        """The repository's leaf table and its :meth:`leaf_stamp`, read in one
+        transaction, so the stamp is exactly that of the rows read."""
+        if self.conn.in_transaction:
+            return self.leaf_stamp(repository_id, model), self.leaf_table(repository_id, model)
+        self.conn.execute("BEGIN")
+        try:
+            return self.leaf_stamp(repository_id, model), self.leaf_table(repository_id, model)
+        finally:
+            self.conn.execute("COMMIT")
+
     def leaf_table(self, repository_id: int, model: str, paths: list[str] | None = None) -> LeafTable:
         """All leaves of a repository (or of the files in ``paths``) with their
         vectors, in document order.
@@ -289,7 +330,8 @@ class FileTables(Database):
         the table is always consistent."""
         only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         rows = self.conn.execute(
-            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector
+            f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector,
+                      e.dimension
                FROM leaves l JOIN files f ON f.id = l.file_id
                JOIN embeddings e ON e.model = ? AND e.content_hash = l.content_hash
                WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal""",
@@ -301,10 +343,7 @@ class FileTables(Database):
             if not paths or paths[-1] != row[1]:
                 paths.append(row[1])
             file_index[i] = len(paths) - 1
-        if rows:
-            vectors = np.frombuffer(b"".join(row[6] for row in rows), dtype=np.float32).reshape(len(rows), -1)
-        else:
-            vectors = np.zeros((0, 0), dtype=np.float32)
+        vectors = blobs_to_matrix([row[6] for row in rows], [row[7] for row in rows])
         return LeafTable(
             leaf_ids=np.array([row[0] for row in rows], dtype=np.int64),
             file_index=file_index,

@@ -6,6 +6,8 @@ import json
 import time
 from typing import Any
 
+import numpy as np
+
 from hsc.store.database import Database
 
 
@@ -215,6 +217,16 @@ class HierarchyTables(Database):
                 "SELECT leaf_id, node_id FROM memberships WHERE hierarchy_id = ?", (hierarchy_id,)
             )
         }
+
+    def membership_arrays(self, hierarchy_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """(leaf ids, their mid node ids) of a hierarchy, as arrays."""
+        pairs = np.array(
+            self.conn.execute(
+                "SELECT leaf_id, node_id FROM memberships WHERE hierarchy_id = ?", (hierarchy_id,)
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        return pairs[:, 0], pairs[:, 1]
 
     def parent_of_leaf(self, hierarchy_id: int, leaf_id: int) -> int | None:
         found = self.row(

@@ -150,7 +150,29 @@ CREATE TABLE IF NOT EXISTS quality_runs (
     parameters TEXT NOT NULL,
     result TEXT NOT NULL
 );
--- Identifier-split terms of each leaf (rowid = leaf id) for BM25; filled on first use.
+-- A counter per repository bumped by every write of its files rows (a file's leaves are only
+-- ever written with its row, in one transaction): the leaf table's side file is keyed by it.
+-- (No INSERT OR IGNORE in the bodies: the outer statement's conflict rule would replace it.)
+CREATE TABLE IF NOT EXISTS leaf_generations (
+    repository_id INTEGER PRIMARY KEY,
+    generation INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS files_inserted AFTER INSERT ON files BEGIN
+    INSERT INTO leaf_generations SELECT NEW.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = NEW.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = NEW.repository_id;
+END;
+CREATE TRIGGER IF NOT EXISTS files_updated AFTER UPDATE ON files BEGIN
+    INSERT INTO leaf_generations SELECT NEW.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = NEW.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = NEW.repository_id;
+END;
+CREATE TRIGGER IF NOT EXISTS files_deleted AFTER DELETE ON files BEGIN
+    INSERT INTO leaf_generations SELECT OLD.repository_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = OLD.repository_id);
+    UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = OLD.repository_id;
+END;
+-- Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
 
@@ -194,5 +216,34 @@ def identify(conn: sqlite3.Connection) -> str:
 DEFINITION_COLUMNS = ["kind", "name", "scope", "signature", "doc", "start_line", "end_line"]
 
 
-def vector_to_blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
+# The embeddings table holds float32 or float16 blobs side by side: a blob's length against
+# its row's dimension says which, so neither needs a migration or a second cache key.
+STORAGE_DTYPES = {"float32": np.float32, "float16": np.float16}
+
+
+def vector_to_blob(vector: np.ndarray, storage: str = "float32") -> bytes:
+    return np.asarray(vector, dtype=np.float32).astype(STORAGE_DTYPES[storage]).tobytes()
+
+
+def blob_to_vector(blob: bytes, dimension: int) -> np.ndarray:
+    """A stored vector as float32, whichever way it was stored."""
+    if len(blob) == 4 * dimension:
+        return np.frombuffer(blob, dtype=np.float32)
+    if len(blob) == 2 * dimension:
+        return np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+    raise ValueError(f"a stored vector of {len(blob)} bytes does not match its dimension {dimension}")
+
+
+def blobs_to_matrix(blobs: list[bytes], dimensions: list[int]) -> np.ndarray:
+    """Stored vectors as one float32 matrix (a row each): one decode when all
+    were stored the same way, as they are unless the storage setting changed."""
+    if not blobs:
+        return np.zeros((0, 0), dtype=np.float32)
+    dimension, joined = dimensions[0], b"".join(blobs)
+    if all(d == dimension for d in dimensions):
+        if len(joined) == 4 * dimension * len(blobs):
+            return np.frombuffer(joined, dtype=np.float32).reshape(len(blobs), dimension)
+        if len(joined) == 2 * dimension * len(blobs):
+            halves = np.frombuffer(joined, dtype=np.float16).reshape(len(blobs), dimension)
+            return halves.astype(np.float32)
+    return np.stack([blob_to_vector(blob, d) for blob, d in zip(blobs, dimensions)])
