@@ -284,7 +284,8 @@ class Index(Searching):
             table = self._side.load_table(repository_id, stamp) if self.side_files else None
             if table is None:
                 stamp, table = self.store.leaf_table_snapshot(repository_id, model)
-                if self.side_files and self._side.save_table(repository_id, stamp, table):
+                writable = self.side_files and not self.store.read_only  # read-only: nothing written beside
+                if writable and self._side.save_table(repository_id, stamp, table):
                     # The saved copy, memory-mapped: its pages are the system's to keep or drop.
                     table = self._side.load_table(repository_id, stamp) or table
             mine = f"{repository_id}:"
@@ -396,6 +397,12 @@ class Index(Searching):
             summary_model=row["summary_model"],
             text="\n\n".join(leaf.get("text", "") for leaf in members),
         )
+
+    def _mid_views(self, hierarchy_id: int, node_ids: list[int], with_text: bool) -> dict[int, NodeView]:
+        """Views of many groups in a few queries (a widened stage 1 opens thousands)."""
+        rows = self.store.nodes_by_id(node_ids)
+        members = self.store.members_of(hierarchy_id, list(rows), with_text)
+        return {node_id: self._mid_view(row, members[node_id]) for node_id, row in rows.items()}
 
     def _top_view(self, row: dict[str, Any]) -> NodeView:
         from hsc.parse import module_name

@@ -24,7 +24,7 @@ from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy import LeafTable, mean_pool
 from hsc.lexical import match_expression
 from hsc.params import Parameters, with_values
-from hsc.results import GroupResult, NodeView, QueryResponse, QueryResult, check_query
+from hsc.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.retrieve import (
     LEXICAL_MODES,
     RETRIEVAL_MODES,
@@ -124,7 +124,7 @@ class Searching:
         at = np.minimum(np.searchsorted(leaf_ids, table.leaf_ids), max(len(leaf_ids) - 1, 0))
         found = (leaf_ids[at] == table.leaf_ids) if len(leaf_ids) else np.zeros(len(table), dtype=bool)
         owners = np.where(found, node_ids[at] if len(node_ids) else -1, -1).astype(np.int64)
-        if self.side_files and not (owners < 0).any():
+        if self.side_files and not self.store.read_only and not (owners < 0).any():
             self._side.save_owners(hierarchy_id, stamp, owners)
         return owners
 
@@ -231,13 +231,12 @@ class Searching:
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
-        nodes = {
-            mid_id: self.store.node(mid_id) for mid_id in {loaded.mid_ids[g.ordinal] for g in staged.groups}
-        }
-        mid_rows = {mid_id: self._mid_view(node) for mid_id, node in nodes.items() if node is not None}
+        # Opened groups are described without their text (a widened stage 1 opens thousands);
+        # the groups that hold a result come whole, as its parent.
+        opened = self._mid_views(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups], False)
         groups: list[GroupResult] = []
         for hit in staged.groups:
-            view = mid_rows.get(loaded.mid_ids[hit.ordinal])
+            view = opened.get(loaded.mid_ids[hit.ordinal])
             if view is None:
                 continue
             groups.append(
@@ -253,8 +252,13 @@ class Searching:
                     view.summary,
                 )
             )
-        two_stage = self._results(loaded, staged, mid_rows)
-        flat_results = self._results(loaded, exact, mid_rows)
+        two_stage = self._results(loaded, staged)
+        flat_results = self._results(loaded, exact)
+        ranked = two_stage + flat_results
+        parent_of = {r.parent_id: parse_node_id(r.parent_id)[1] for r in ranked if r.parent_id}
+        parents = self._mid_views(hierarchy_id, sorted(set(parent_of.values())), True)
+        for result in ranked:
+            result.parent = parents.get(parent_of[result.parent_id]) if result.parent_id else None
         response = QueryResponse(
             query=text,
             mode=mode,
@@ -294,7 +298,9 @@ class Searching:
         found = self.store.lexical_search(repository_id, match_expression(text), params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 
-    def _results(self, loaded: _Loaded, retrieval: Retrieval, mids: dict[int, NodeView]) -> list[QueryResult]:
+    def _results(self, loaded: _Loaded, retrieval: Retrieval) -> list[QueryResult]:
+        """The retrieved leaves still in the database, with their group's id (the parent view is
+        filled in by the caller, for all results at once)."""
         leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]
         rows = self.store.leaves_by_id(leaf_ids)
         group_of_row = (
@@ -306,8 +312,6 @@ class Searching:
             if row is None:  # rewritten by an index run since the hierarchy was loaded
                 continue
             mid_id = loaded.mid_ids[int(group)]
-            if mid_id not in mids:  # a flat hit's group, not among stage 1's
-                mids[mid_id] = self._mid_view(self.store.node(mid_id) or {})
             results.append(
                 QueryResult(
                     rank=len(results) + 1,
@@ -321,7 +325,6 @@ class Searching:
                     parent_score=None if hit.group < 0 else hit.group_score,
                     text=row["text"],
                     language=row["language"] or "",
-                    parent=mids[mid_id],
                 )
             )
         return results

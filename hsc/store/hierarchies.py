@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -207,6 +208,35 @@ class HierarchyTables(Database):
             (hierarchy_id, node_id) if node_id is not None else (hierarchy_id,),
         ):
             members.setdefault(int(row.pop("node_id")), []).append(row)
+        return members
+
+    def nodes_by_id(self, node_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Node id -> its row, for many nodes in a few queries (missing ids are left out)."""
+        ids = list(dict.fromkeys(node_ids))
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):  # stay under SQLite's variable limit
+            chunk = ids[start : start + 500]
+            for row in self.rows(f"{self.NODE_SELECT} WHERE n.id IN ({', '.join('?' * len(chunk))})", chunk):
+                found[int(row["id"])] = row
+        return found
+
+    def members_of(
+        self, hierarchy_id: int, node_ids: Iterable[int], with_text: bool = True
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Mid node id -> its leaf rows in document order, for many nodes in a few queries."""
+        ids = list(dict.fromkeys(node_ids))
+        text = ", l.text" if with_text else ""
+        members: dict[int, list[dict[str, Any]]] = {node_id: [] for node_id in ids}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self.rows(
+                f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
+                    JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
+                    WHERE m.hierarchy_id = ? AND m.node_id IN ({", ".join("?" * len(chunk))})
+                    ORDER BY f.path, l.ordinal""",
+                (hierarchy_id, *chunk),
+            ):
+                members[int(row.pop("node_id"))].append(row)
         return members
 
     def memberships(self, hierarchy_id: int) -> dict[int, int]:
