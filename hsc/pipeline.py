@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import Embedder
+from hsc.file_pool import FileTask, load_files, resolve_workers
 from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
-from hsc.ingest import load_file, walk_repository
+from hsc.ingest import walk_repository
 from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import Parameters, Settings
 from hsc.reading import read_file_bytes, stored_name
@@ -160,16 +161,11 @@ def index_repository(
     report.files_seen = len(paths)
     progress(Progress("scan", len(paths), len(paths), f"{len(paths)} files"))
 
-    pending: list[ParsedFile] = []
-    pending_leaves = 0
-    window = max(params.embedding_batch_size * 8, 64)
-
-    def flush() -> None:
-        nonlocal pending, pending_leaves
-        _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
-        pending, pending_leaves = [], 0
-
-    for number, rel_path in enumerate(paths, start=1):
+    # Unchanged files first (their bytes hashed here), then the rest cut in
+    # order, by worker processes when there are many, while this process embeds.
+    tasks: list[FileTask] = []
+    done = 0
+    for rel_path in paths:
         name = stored_name(rel_path)
         state = known.get(name)
         same_settings = state and state["chunk_key"] == key and state["embedding_model"] == model
@@ -184,9 +180,22 @@ def index_repository(
                     report.problems.append(
                         FileReport(name, state["language"], state["status"], state["reason"], state["size"])
                     )
-                progress(Progress("files", number, len(paths), name))
+                done += 1
+                progress(Progress("files", done, len(paths), name))
                 continue
-        parsed = load_file(root, rel_path, params, settings, counter, raw=raw)
+        tasks.append(FileTask(rel_path, raw))
+
+    pending: list[ParsedFile] = []
+    pending_leaves = 0
+    window = max(params.embedding_batch_size * 8, 64)
+
+    def flush() -> None:
+        nonlocal pending, pending_leaves
+        _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
+        pending, pending_leaves = [], 0
+
+    workers = resolve_workers(settings.index_workers)
+    for parsed in load_files(root, tasks, params, settings, counter, workers):
         if parsed.report.status == "skipped":
             report.files_skipped += 1
             report.problems.append(parsed.report)
@@ -197,7 +206,8 @@ def index_repository(
         pending_leaves += len(parsed.leaves)
         if pending_leaves >= window:
             flush()
-        progress(Progress("files", number, len(paths), name))
+        done += 1
+        progress(Progress("files", done, len(paths), parsed.report.path))
     flush()
 
     for problem in walk_problems:

@@ -51,10 +51,12 @@ def clean_run(tmp_path_factory, embedder) -> tuple[Path, Path]:
     return repo, root / "clean.db"
 
 
-def kill_at(database: Path, repo: Path, stage: str, count: int) -> None:
+def kill_at(database: Path, repo: Path, stage: str, count: int, workers: str = "auto") -> None:
     """Run the real pipeline in another process and SIGKILL it at that progress event."""
+    script = str(ROOT / "tests" / "index_until.py")
+    batch = str(PARAMS.embedding_batch_size)
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "index_until.py"), str(database), str(repo), stage, str(count)],
+        [sys.executable, script, str(database), str(repo), stage, str(count), batch, workers],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
