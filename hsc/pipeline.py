@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import Embedder
+from hsc.encode_pool import resolve_processes
 from hsc.file_pool import FileTask, load_files, resolve_workers
 from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.ingest import walk_repository
@@ -62,6 +63,10 @@ class IndexReport:
     summariser_note: str = ""
     # Files written again or removed: the only ones whose groups and documents change.
     changed_paths: list[str] = field(default_factory=list)
+    # Leaves embedded in this run that are longer than the encoder's window (``embedding_window``
+    # word pieces) and so embedded from their start only; None: the encoder does not count (torch).
+    leaves_truncated: int | None = None
+    embedding_window: int = 0
 
     @property
     def changed(self) -> bool:
@@ -187,7 +192,8 @@ def index_repository(
 
     pending: list[ParsedFile] = []
     pending_leaves = 0
-    window = max(params.embedding_batch_size * 8, 64)
+    # Leaves embedded together: full batches across small files, enough of them for every encoder process.
+    window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
 
     def flush() -> None:
         nonlocal pending, pending_leaves
@@ -257,6 +263,7 @@ def _embed_and_write(
     if missing:
         embedder = get_embedder()
         texts = list(missing.values())
+        truncated_before = getattr(embedder, "truncated", None)
         vectors = embedder.embed(
             texts,
             batch_size=params.embedding_batch_size,
@@ -264,6 +271,9 @@ def _embed_and_write(
                 Progress("embed", done, total, f"batch {done}/{total} of {len(texts)} leaves")
             ),
         )
+        if truncated_before is not None:
+            report.leaves_truncated = (report.leaves_truncated or 0) + embedder.truncated - truncated_before
+            report.embedding_window = int(getattr(embedder, "max_seq_length", 0))
         # Vectors first: a file row is only written once its vectors exist.
         store.save_vectors(model, dict(zip(missing, vectors)))
         report.leaves_embedded += len(missing)
