@@ -10,11 +10,14 @@ import os
 import signal
 from pathlib import Path
 
+import numpy as np
 import pytest
+from conftest import SAMPLE_REPOS
 from test_database_faults import canonical_dump, integrity
 from test_faults_survived import PARAMS, kill_at
 
 from hsc.api import Index
+from hsc.encode_pool import MIN_BATCHES_FOR_POOL, EncoderPool, resolve_processes
 from hsc.file_pool import MIN_FILES_FOR_POOL, resolve_workers
 from hsc.params import SettingError, Settings
 from hsc.pipeline import Progress
@@ -101,5 +104,34 @@ def test_auto_workers_leave_the_encoder_its_cores() -> None:
     assert resolve_workers("auto", cores=2) == 1
     assert resolve_workers("auto", cores=16) == 4
     assert resolve_workers("3") == 3
+    assert resolve_processes("auto", cores=1) == 1
+    assert resolve_processes("auto", cores=2) == 2
+    assert resolve_processes("auto", cores=64) == 4
     with pytest.raises(SettingError, match="index_workers"):
         Settings(index_workers="many")
+
+
+def test_the_encoder_in_processes_gives_this_process_vectors_and_counts_truncation(tmp_path) -> None:
+    from hsc.embed import encoder_cache_dir, make_embedder, resolve_spec
+    from hsc.ingest import load_file, walk_repository
+    from hsc.params import Parameters
+    from hsc.tokens import get_counter
+
+    repo = SAMPLE_REPOS / "inventory_py"
+    texts = [
+        leaf.embedding_text
+        for rel_path in walk_repository(repo)
+        for leaf in load_file(repo, rel_path, Parameters(), Settings(), get_counter()).leaves
+    ]
+    pool = make_embedder(resolve_spec(Settings(), None), encoder_cache_dir(tmp_path), "cpu", processes=2)
+    try:
+        assert isinstance(pool, EncoderPool)
+        here = pool.local.embed(texts, batch_size=8)
+        assert len(texts) >= 8 * MIN_BATCHES_FOR_POOL  # so the workers embed the next call
+        there = pool.embed(texts, batch_size=8)
+        np.testing.assert_allclose(there, here, atol=1e-5)
+        longer = int((pool.local.piece_counts(texts) > pool.max_seq_length).sum())
+        assert 0 < longer < len(texts)
+        assert pool.local.truncated == longer and pool.truncated == 2 * longer
+    finally:
+        pool.close()

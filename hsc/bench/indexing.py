@@ -144,7 +144,10 @@ def bench_index(path: Path | None = None, runs: tuple[str, ...] | None = None) -
     # last: load from other work that comes or goes falls on all of them alike.
     runs = runs or ("default", "seed", "default", "serial")
     _run_in_fresh_process(root, "bench.export_encoder()")
-    results = [_run_in_fresh_process(root, f"bench.index_once(root, {run!r}, scratch)") for run in runs]
+    results = []
+    for run in runs:  # each run takes minutes on a real folder: say each as it ends
+        results.append(_run_in_fresh_process(root, f"bench.index_once(root, {run!r}, scratch)"))
+        print(json.dumps(results[-1]), file=sys.stderr, flush=True)
     result: dict[str, Any] = {"suite": "index", "root": str(root), "runs": results}
     seconds: dict[str, list[float]] = defaultdict(list)
     for run in results:
