@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from hsc.embed import EncoderSpec, OnBatch, longest_first, normalise
+from hsc.file_pool import exit_with_parent
 from hsc.onnx_embed import OnnxEmbedder
 
 # Fewer texts than this many batches are embedded in this process.
@@ -112,6 +113,7 @@ _worker: OnnxEmbedder | None = None
 
 def _start_worker(spec: EncoderSpec, cache_dir: Path, threads: int) -> None:
     global _worker
+    exit_with_parent()
     _worker = OnnxEmbedder.from_cache(spec, cache_dir, "cpu", threads=threads)
 
 

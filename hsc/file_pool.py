@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -137,11 +139,26 @@ def failed(rel_path: str, reason: str) -> ParsedFile:
 
 # -- in the worker process ------------------------------------------------------
 
+
+def exit_with_parent() -> None:
+    """End this worker once the process that started it is gone (killed with
+    SIGKILL, say): a pool's idle workers would otherwise wait for work forever."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 _worker: tuple[Parameters, Settings, TokenCounter] | None = None
 
 
 def _start_worker(params: Parameters, settings: Settings) -> None:
     global _worker
+    exit_with_parent()
     _worker = (params, settings, get_counter(settings.tokenizer))
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,14 @@ def make_repository(root: Path) -> Path:
     (root / "empty.py").write_text("")
     (root / "gone.py").symlink_to(root / "nowhere.py")
     return root
+
+
+def running(pid: int) -> bool:
+    """The process exists and is not a zombie waiting to be reaped."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
 
 
 def settings(workers: str) -> Settings:
@@ -91,7 +100,12 @@ def test_a_worker_killed_mid_run_loses_nothing(serial_run, tmp_path, embedder) -
 def test_kill_9_with_workers_then_a_rerun_ends_as_an_uninterrupted_run(serial_run, tmp_path, embedder):
     repo, serial_db = serial_run
     database = tmp_path / "killed.db"
-    kill_at(database, repo, "files", FILES // 2, workers="2")
+    workers = kill_at(database, repo, "files", FILES // 2, workers="2")
+    assert workers, "the run had started its worker processes"
+    deadline = time.monotonic() + 30
+    while any(map(running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in workers if running(pid)], "workers outlived their parent"
     assert integrity(database) == "ok"
     with Index.open(database, settings("2"), embedder=embedder) as index:
         index.index(repo, PARAMS)
