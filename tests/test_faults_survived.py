@@ -51,21 +51,28 @@ def clean_run(tmp_path_factory, embedder) -> tuple[Path, Path]:
     return repo, root / "clean.db"
 
 
-def kill_at(database: Path, repo: Path, stage: str, count: int) -> None:
-    """Run the real pipeline in another process and SIGKILL it at that progress event."""
+def kill_at(database: Path, repo: Path, stage: str, count: int, workers: str = "auto") -> list[int]:
+    """Run the real pipeline in another process and SIGKILL it at that progress event;
+    the ids of the processes it had started then (Linux; empty elsewhere)."""
+    script = str(ROOT / "tests" / "index_until.py")
+    batch = str(PARAMS.embedding_batch_size)
     process = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "index_until.py"), str(database), str(repo), stage, str(count)],
+        [sys.executable, script, str(database), str(repo), stage, str(count), batch, workers],
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    children: list[int] = []
     try:
         line = process.stdout.readline().strip()
         assert line == "paused", f"the run did not reach {stage} {count}: {line!r}"
+        listing = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+        children = [int(pid) for pid in listing.read_text().split()] if listing.exists() else []
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait()
+    return children
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,12 @@ def _embed(args: argparse.Namespace) -> dict[str, Any]:
     return bench_embed(Path(args.path) if args.path else None, limit=args.leaves or 480)
 
 
+def _spread(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.spread import bench_spread
+
+    return bench_spread(Path(args.path) if args.path else None, limit=args.leaves or 320)
+
+
 def _index(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.indexing import bench_index
 
@@ -119,6 +125,7 @@ def _teaching(args: argparse.Namespace) -> dict[str, Any]:
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
+    "spread": ("the default encoder: one thread, threads of one process, one process per core", _spread),
     "index": ("the whole pipeline on a real folder (--path), seed's torch path vs the default", _index),
     "hierarchy": ("hierarchy rebuild from cached vectors (synthetic, --leaves)", _hierarchy),
     "query": ("two-stage and flat query latency (synthetic, --leaves)", _query),
@@ -197,6 +204,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.scale import format_scale
 
         return format_scale(result)
+    if result["suite"] == "spread":
+        from hsc.bench.spread import format_spread
+
+        return format_spread(result)
     if result["suite"] == "index":
         from hsc.bench.indexing import format_index
 
