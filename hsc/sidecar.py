@@ -16,6 +16,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
@@ -25,6 +26,8 @@ import numpy as np
 from hsc.hierarchy import LeafTable
 
 _SCOPE_SEPARATOR = "\0"
+# A side file is written only when the disk has this many times its size free.
+SPARE_ROOM = 4
 
 
 def digest(stamp: str) -> str:
@@ -132,8 +135,13 @@ class SideFiles:
         scopes = _SCOPE_SEPARATOR.join(table.scopes)
         if scopes.count(_SCOPE_SEPARATOR) != max(len(table) - 1, 0):
             return False  # a scope holding the separator could not be read back
+        # Written only with room to spare: a cache must never take the space the database needs.
+        needed = table.vectors.size * 4 + len(scopes) + 64 * len(table) + 4096
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
+            self._replace_others(owner, "leaves", stamp)  # stale copies go first, freeing their space
+            if shutil.disk_usage(self.folder).free < SPARE_ROOM * needed:
+                return False
             if len(table):
                 vectors = np.ascontiguousarray(table.vectors, dtype=np.float32)
                 self._write(self._name("leaves", owner, stamp, ".npy"), lambda p: _save_npy(p, vectors))
@@ -155,8 +163,10 @@ class SideFiles:
                     token_counts=table.token_counts,
                 ),
             )
-            self._replace_others(owner, "leaves", stamp)
         except OSError:
+            # A set left incomplete (a full disk) is never read, so it should not hold space either.
+            for path in self.folder.glob(f"{glob.escape(self.stem)}-{owner}-leaves-{digest(stamp)}*"):
+                path.unlink(missing_ok=True)
             return False
         return True
 
