@@ -12,17 +12,15 @@ Small jobs (a one-file edit) are embedded in this process: the pool starts
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import numpy as np
 
 from hsc.embed import EncoderSpec, OnBatch, longest_first, normalise
-from hsc.file_pool import exit_with_parent
+from hsc.file_pool import SpawnedPool, exit_with_parent
 from hsc.onnx_embed import OnnxEmbedder
 
 # Fewer texts than this many batches are embedded in this process.
@@ -54,7 +52,7 @@ class EncoderPool:
         self.processes = processes
         self._cache_dir = cache_dir
         self._threads = max(1, (os.cpu_count() or 1) // processes)
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: SpawnedPool | None = None
         self._truncated_elsewhere = 0
 
     @property
@@ -89,14 +87,10 @@ class EncoderPool:
                 future.cancel()
         return normalise(vectors)
 
-    def _started(self) -> ProcessPoolExecutor:
+    def _started(self) -> SpawnedPool:
         if self._pool is None:
-            # Spawned: a fork would copy this process's encoder threads mid-flight.
-            self._pool = ProcessPoolExecutor(
-                self.processes,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start_worker,
-                initargs=(self.spec, self._cache_dir, self._threads),
+            self._pool = SpawnedPool(
+                self.processes, _start_worker, (self.spec, self._cache_dir, self._threads)
             )
         return self._pool
 

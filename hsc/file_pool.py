@@ -18,20 +18,25 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from hsc.ingest import detect_language, load_file
 from hsc.model import FileReport, ParsedFile
 from hsc.params import Parameters, Settings
 from hsc.reading import FileBytes, stored_name
 from hsc.tokens import TokenCounter, get_counter
+
+T = TypeVar("T")
 
 # A pool takes about a second to start (each worker imports hsc and its
 # grammars): fewer files than this are cut in this process, so a one-file
@@ -78,15 +83,37 @@ def load_files(
     yield from _load_in_pool(root, tasks, params, settings, workers)
 
 
-def _make_pool(workers: int, params: Parameters, settings: Settings) -> ProcessPoolExecutor:
-    # Spawned, not forked: this process may hold running encoder threads,
-    # which a fork would copy mid-flight.
-    return ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start_worker,
-        initargs=(params, settings),
-    )
+class SpawnedPool(ProcessPoolExecutor):
+    """Worker processes spawned, not forked (this process may hold running
+    encoder threads, which a fork would copy mid-flight), and started without
+    this process's ``__main__``.
+
+    A spawned worker first imports its parent's ``__main__`` module. Under
+    Streamlit (and its AppTest) that module is the page script being run, so
+    every worker would run the app page again; hsc's workers need only hsc's
+    own modules. Workers start on ``submit``, so each submit runs with an
+    empty ``__main__`` in place."""
+
+    def __init__(self, workers: int, initializer: Callable[..., None], initargs: tuple[Any, ...]) -> None:
+        super().__init__(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=initializer,
+            initargs=initargs,
+        )
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            return super().submit(fn, *args, **kwargs)
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+
+def _make_pool(workers: int, params: Parameters, settings: Settings) -> SpawnedPool:
+    return SpawnedPool(workers, _start_worker, (params, settings))
 
 
 def _load_in_pool(

@@ -8,7 +8,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import sys
 import time
+import types
 from pathlib import Path
 
 import numpy as np
@@ -149,3 +151,19 @@ def test_the_encoder_in_processes_gives_this_process_vectors_and_counts_truncati
         assert pool.local.truncated == longer and pool.truncated == 2 * longer
     finally:
         pool.close()
+
+
+def test_workers_do_not_run_the_callers_main_script(tmp_path, embedder, monkeypatch):
+    """Streamlit runs each page as ``__main__``; a spawned worker would import it first and
+    run the page again. The workers start without it."""
+    marker = tmp_path / "page-ran"
+    page = tmp_path / "page.py"
+    page.write_text(f"from pathlib import Path\nPath({str(marker)!r}).write_text('ran')\n")
+    fake_main = types.ModuleType("__main__")
+    fake_main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", fake_main)
+    repo = make_repository(tmp_path / "repo")
+    with Index.open(tmp_path / "index.db", settings("2"), embedder=embedder) as index:
+        report = index.index(repo)
+    assert report.files_seen >= FILES
+    assert not marker.exists()
