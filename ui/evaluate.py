@@ -209,10 +209,15 @@ def show_run(result: dict[str, Any], run_id: int) -> None:
 def frontier(result: dict[str, Any], run_id: int) -> None:
     st.subheader("Recall against work")
     modes = [mode for mode in RETRIEVAL_MODES if mode in SYSTEMS]
+    parameters = current_parameters()
     mode = st.selectbox(
-        "Mark the current parameters as", modes, key="evaluate:mode", help="The retrieval mode to mark."
+        "Mark the current parameters as",
+        modes,
+        index=modes.index(parameters.retrieval_mode) if parameters.retrieval_mode in modes else 0,
+        key="evaluate:mode",
+        help="The retrieval mode to mark (at first the sidebar's).",
     )
-    point = current_point(result, asdict(current_parameters()), mode)
+    point = current_point(result, asdict(parameters), mode)
     figure = frontier_figure(result, point)
     figure.update_layout(width=None, height=560)
     st.plotly_chart(figure, config=chart_config(f"frontier-run-{run_id}"), key="evaluate:frontier")
