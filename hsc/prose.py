@@ -91,13 +91,8 @@ class ProseCutter(Packer):
         fence: bytes | None = None
         for index, (lo, hi) in enumerate(lines):
             line = self.data[lo:hi].rstrip(b"\r\n")
-            fence_match = _FENCE.match(line)
-            if fence is not None:
-                if _closes_fence(fence_match, fence):
-                    fence = None
-                continue
-            if fence_match:
-                fence = fence_match.group(1)
+            fence, inside = _fence_after(line, fence)
+            if inside or fence is not None:  # no heading inside a fenced block or on its opening line
                 continue
             if _ATX_HEADING.match(line):
                 starts.append(lo)
@@ -121,13 +116,9 @@ class ProseCutter(Packer):
         fence: bytes | None = None
         for line_lo, line_hi in self._lines(lo, hi):
             line = self.data[line_lo:line_hi].rstrip(b"\r\n")
-            fence_match = _FENCE.match(line)
-            if fence is not None:
-                if _closes_fence(fence_match, fence):
-                    fence = None
+            fence, inside = _fence_after(line, fence)
+            if inside:
                 continue
-            if fence_match:
-                fence = fence_match.group(1)
             blank = not line.strip()
             if not blank and block_start < 0:
                 block_start = line_lo
@@ -139,9 +130,15 @@ class ProseCutter(Packer):
         return paragraphs
 
 
-def _closes_fence(match: re.Match[bytes] | None, fence: bytes) -> bool:
-    """A fence line of the same character, at least as long, closes the open fence."""
-    return match is not None and match.group(1)[:1] == fence[:1] and len(match.group(1)) >= len(fence)
+def _fence_after(line: bytes, fence: bytes | None) -> tuple[bytes | None, bool]:
+    """The open code fence after ``line`` (None outside one), and whether the line
+    lies inside the fence that was open before it (its closing line included).
+    A fence line of the same character, at least as long, closes the open fence."""
+    match = _FENCE.match(line)
+    if fence is None:
+        return (match.group(1) if match else None), False
+    closes = match is not None and match.group(1)[:1] == fence[:1] and len(match.group(1)) >= len(fence)
+    return (None if closes else fence), True
 
 
 def _is_underline(line: bytes, previous_line: bytes) -> bool:
