@@ -5,14 +5,15 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from hsc.explain import hierarchy_plan, suggest_file, suggest_query, trace_query, walk_file
+from hsc.explain import suggest_file
 from ui.walkthrough import (
+    WalkthroughData,
     neighbourhood_map,
+    query_section,
     report_download,
     stage_embeddings,
     stage_groups,
     stage_leaves,
-    stage_query,
     stage_similarity,
 )
 
@@ -35,7 +36,8 @@ chosen_name = choose[0].selectbox(
     "Parameter set", names, index=names.index("default") if "default" in names else 0, key="walk:set"
 )
 hierarchy_id = int(by_name[chosen_name]["id"])
-plan = hierarchy_plan(index, hierarchy_id)
+data = WalkthroughData(index, hierarchy_id)
+plan = data.plan
 if not len(plan.table):
     st.info("This repository has no leaves: none of its files could be parsed. See the Repository page.")
     st.stop()
@@ -50,7 +52,7 @@ path = choose[1].selectbox(
 )
 with choose[2]:
     report_download(index, hierarchy_id, chosen_name, str(repository["name"]))
-walk = walk_file(index, hierarchy_id, path, plan)
+walk = data.walk(path)
 for problem in walk.problems:
     st.warning(ui.md(problem))
 
@@ -59,13 +61,5 @@ stage_embeddings(walk, int(plan.table.vectors.shape[1]))
 stage_similarity(walk)
 stage_groups(walk, ui.summariser_text(index))
 
-st.subheader("5 · One query, two stages")
-text = st.text_input(
-    "Query", value=suggest_query(walk), key=f"walk:query:{path}", help="Describe in words what code you want."
-)
-if text.strip():
-    stage_query(trace_query(index, text, hierarchy_id, plan))
-else:
-    st.info("Type a query to follow it through stage 1 and stage 2.")
-
-neighbourhood_map(plan, walk)
+query_section(data, walk)
+neighbourhood_map(data, walk)

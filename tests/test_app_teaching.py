@@ -3,6 +3,7 @@ bundled sample (its own database; the model is loaded once per process)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -52,26 +53,35 @@ def shown(app: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def follow_query(app: AppTest, path: str, text: str) -> None:
+    """Type ``text`` in the query of ``path`` and run it through both stages."""
+    app.text_input(key=f"walk:query:{path}").input(text)
+    next(b for b in app.button if b.label == "Follow it through both stages").click().run()
+    assert_clean(app)
+
+
 def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path) -> None:
     app = open_page("pages/7_Walkthrough.py")
     headings = [h.value for h in app.subheader]
     for stage in ("1 ·", "2 ·", "3 ·", "4 ·", "5 ·", "Groups are neighbourhoods"):
         assert any(h.startswith(stage) for h in headings), headings
-    # Syntax tree, sizes, curve and map are drawn; every chart saves as a named PNG.
-    charts = app.get("plotly_chart")
-    assert len(charts) == 3
+    # Syntax tree, sizes and curve are drawn at once; the query and the map wait until asked for.
+    assert len(app.get("plotly_chart")) == 2
+    assert "Stage 1 · the groups opened" not in shown(app)
     tree = frame_with(app, "became")
     assert tree["node"].iloc[0] == "module" and tree["became"].str.startswith("leaf").any()
+    app.toggle(key="walk:map:on").set_value(True).run()
+    assert_clean(app)
+    assert len(app.get("plotly_chart")) == 3
+    assert "coloured by its group" in shown(app)
 
     # Follow pricing.py: its boundaries, its summarised group, the query's winner.
     app.selectbox(key="walk:file").set_value("inventory/pricing.py").run()
     assert_clean(app)
     leaves = frame_with(app, "node type")
     assert len(leaves) == 15 and "apply_discount" in " ".join(leaves["scope"])
-    app.text_input(key="walk:query:inventory/pricing.py").input(
-        "apply a percentage discount to a price"
-    ).run()
-    assert_clean(app)
+    assert len(app.get("plotly_chart")) == 3  # the map stays drawn, now with this file's leaves
+    follow_query(app, "inventory/pricing.py", "apply a percentage discount to a price")
     assert "Stage 2\\'s winner is the flat search\\'s winner" in shown(app)
     assert "apply\\_discount" in shown(app)
     opened = frame_with(app, "leaves")
@@ -95,6 +105,59 @@ def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path
     app.selectbox(key="walk:set").set_value("whole-files").run()
     assert_clean(app)
     assert "is what stage 1 reads as its text" in shown(app)
+
+
+def walkthrough_of(app: AppTest, path: str) -> AppTest:
+    app.switch_page("pages/7_Walkthrough.py").run()
+    app.selectbox(key="walk:file").set_value(path).run()
+    assert_clean(app)
+    return app
+
+
+def test_a_changed_file_is_never_shown_from_a_stale_cache(app_database: Path, tmp_path: Path) -> None:
+    """The walkthrough is computed once per state of the index and kept: an
+    edited file says so at once, and re-indexing it (from the app, or from
+    another connection) shows its new leaves and map in the same session."""
+    copy = tmp_path / "inventory_copy"
+    shutil.copytree(SAMPLE, copy)
+    with Index.open(app_database) as index:
+        repository_id = index.index(copy).repository_id
+    app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.session_state["active_repository_id"] = repository_id
+    app.run()
+    walkthrough_of(app, "inventory/pricing.py")
+    app.toggle(key="walk:map:on").set_value(True).run()
+    follow_query(app, "inventory/pricing.py", "apply a percentage discount to a price")
+    assert "apply\\_discount" in shown(app) and len(frame_with(app, "became")) > 1  # the syntax tree
+    assert "apply_discount" in app.get("plotly_chart")[-1].proto.spec  # the map's hover labels
+
+    pricing = copy / "inventory" / "pricing.py"
+    pricing.write_text(pricing.read_text().replace("apply_discount", "apply_price_reduction"))
+    app.run()
+    assert_clean(app)
+    assert "changed on disk since it was indexed" in " ".join(w.value for w in app.warning)
+    assert not [frame for frame in app.dataframe if "became" in frame.value.columns]
+
+    # Re-indexed from the Repository page: leaves, the same query's trace and the map are new.
+    app.switch_page("app.py").run()
+    app.button(key="repo:reindex").click().run()
+    assert_clean(app)
+    walkthrough_of(app, "inventory/pricing.py")
+    assert not app.warning
+    scopes = " ".join(frame_with(app, "node type")["scope"])
+    assert "apply_price_reduction" in scopes and "apply_discount" not in scopes
+    assert "apply\\_price\\_reduction" in shown(app)  # the query asked before, traced again
+    assert "apply_price_reduction" in app.get("plotly_chart")[-1].proto.spec
+
+    # Re-indexed by another connection (a command line run beside the app): the same.
+    pricing.write_text(pricing.read_text().replace("apply_price_reduction", "reduce_by_percentage"))
+    with Index.open(app_database) as index:
+        index.index(copy)
+    app.run()
+    assert_clean(app)
+    scopes = " ".join(frame_with(app, "node type")["scope"])
+    assert "reduce_by_percentage" in scopes and "apply_price_reduction" not in scopes
+    assert "reduce_by_percentage" in app.get("plotly_chart")[-1].proto.spec
 
 
 def metric(app: AppTest, label: str) -> str:

@@ -52,8 +52,13 @@ def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
             page.get_by_role("heading", name="Groups are neighbourhoods").wait_for(timeout=FIRST_PAGE_MS)
             _settle(page, PAGE_MS)
             plots = page.locator(".js-plotly-plot")
-            assert plots.count() == 3  # leaf sizes, the similarity curve, the leaf map
-            assert page.get_by_text("Stage 1 · the groups opened").count() == 1
+            assert plots.count() == 2  # leaf sizes and the similarity curve; the rest when asked for
+            page.get_by_role("button", name="Follow it through both stages").click()
+            page.get_by_text("Stage 1 · the groups opened").wait_for(timeout=PAGE_MS)
+            page.get_by_text("Draw the map of the leaf vectors").click()
+            page.get_by_text("coloured by its group").wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            assert plots.count() == 3  # and the leaf map
             shot = _check_and_shoot(page, "7_walkthrough", artifacts)
 
             # The curve saves as a PNG named after the file it shows.

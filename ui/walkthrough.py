@@ -1,21 +1,103 @@
 """The Walkthrough page's sections: one file through the five stages.
 
 Each function draws one stage from :mod:`hsc.explain` data; the page only
-chooses the set, the file and the query.
+chooses the set, the file and the query. :class:`WalkthroughData` computes
+that data once per state of the index, not once per visit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from hsc import Index
-from hsc.explain import FileWalkthrough, QueryTrace, leaf_map
+from hsc.explain import (
+    MAP_SAMPLE,
+    FileWalkthrough,
+    LeafMap,
+    QueryTrace,
+    hierarchy_plan,
+    hierarchy_stamp,
+    leaf_map,
+    source_stamp,
+    suggest_query,
+    trace_query,
+    walk_file,
+)
 from hsc.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
 from hsc.hierarchy import HierarchyPlan
 from hsc.report import build_report
+from ui.context import database_path, index_lock
 from ui.text import code_language, line_range, md
+
+MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
+
+# -- computed once per state of the index, shared by every session ------------------------------------
+# Keyed by the database, the hierarchy and its stamp (the hierarchy's build and its repository's leaves,
+# see hierarchy_stamp), so a rebuilt set or a re-indexed file is computed afresh. Read-only for the page.
+
+
+@st.cache_resource(max_entries=4, show_spinner="Planning the hierarchy…")
+def _plan(_index: Index, database: str, hierarchy_id: int, stamp: str) -> HierarchyPlan:
+    return hierarchy_plan(_index, hierarchy_id)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _walk(
+    _index: Index, database: str, hierarchy_id: int, stamp: str, path: str, source: str
+) -> FileWalkthrough:
+    return walk_file(_index, hierarchy_id, path, _plan(_index, database, hierarchy_id, stamp))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Running the query through both stages…")
+def _trace(_index: Index, database: str, hierarchy_id: int, stamp: str, text: str) -> QueryTrace:
+    return trace_query(_index, text, hierarchy_id, _plan(_index, database, hierarchy_id, stamp))
+
+
+@st.cache_resource(max_entries=4, show_spinner="Projecting the leaf vectors…")
+def _leaf_map(_index: Index, database: str, hierarchy_id: int, stamp: str) -> LeafMap:
+    return leaf_map(_plan(_index, database, hierarchy_id, stamp))
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _map_figure(
+    _index: Index, database: str, hierarchy_id: int, stamp: str, path: str
+) -> tuple[LeafMap, go.Figure]:
+    plan = _plan(_index, database, hierarchy_id, stamp)
+    rows = np.flatnonzero(plan.table.file_index == plan.table.paths.index(path))
+    mapped = _leaf_map(_index, database, hierarchy_id, stamp).including(plan, rows)
+    table = plan.table
+    labels = [f"{table.scopes[r]} · {table.paths[table.file_index[r]]}" for r in mapped.rows]
+    return mapped, leaf_map_figure(mapped, labels, rows, MAP_TITLE)
+
+
+class WalkthroughData:
+    """The walkthrough of one saved hierarchy, each part computed once for the
+    state the index is in now (read-only: shared with other sessions)."""
+
+    def __init__(self, index: Index, hierarchy_id: int) -> None:
+        self._index = index
+        self._key = (str(database_path()), hierarchy_id)
+        with index_lock():  # a few small reads, not interleaved with another session's write
+            self.stamp = hierarchy_stamp(index, hierarchy_id)
+
+    @property
+    def plan(self) -> HierarchyPlan:
+        return _plan(self._index, *self._key, self.stamp)
+
+    def walk(self, path: str) -> FileWalkthrough:
+        with index_lock():
+            source = source_stamp(self._index, self._key[1], path)
+        return _walk(self._index, *self._key, self.stamp, path, source)
+
+    def trace(self, text: str) -> QueryTrace:
+        return _trace(self._index, *self._key, self.stamp, text)
+
+    def leaf_map(self, path: str) -> tuple[LeafMap, go.Figure]:
+        """The hierarchy's map with ``path``'s leaves on it, and its figure."""
+        return _map_figure(self._index, *self._key, self.stamp, path)
 
 
 def plotly(figure: object, name: str, key: str) -> None:
@@ -176,6 +258,29 @@ def stage_groups(walk: FileWalkthrough, summariser: str) -> None:
             st.code(walk.document_summary, language=None, wrap_lines=True)
 
 
+@st.fragment
+def query_section(data: WalkthroughData, walk: FileWalkthrough) -> None:
+    """Stage 5, run when asked (embedding a query and ranking every group
+    costs more than the four stages above together), then kept for this file."""
+    st.subheader("5 · One query, two stages")
+    asked = f"walk:asked:{walk.path}"  # not a widget's key: kept when the page is left
+    with st.form(f"walk:query-form:{walk.path}", border=False):
+        text = st.text_input(
+            "Query",
+            value=st.session_state.get(asked) or suggest_query(walk),
+            key=f"walk:query:{walk.path}",
+            help="Describe in words what code you want. Suggested: its longest definition's name.",
+        )
+        if st.form_submit_button("Follow it through both stages", icon=":material/search:"):
+            st.session_state[asked] = text.strip()
+    if st.session_state.get(asked):
+        stage_query(data.trace(st.session_state[asked]))
+    else:
+        st.caption(
+            "Run a query to follow it through stage 1 and stage 2, and compare it with the flat search."
+        )
+
+
 def stage_query(trace: QueryTrace) -> None:
     response = trace.response
     st.caption(
@@ -232,18 +337,35 @@ def stage_query(trace: QueryTrace) -> None:
     st.code(winner.text, language=code_language(winner.language), wrap_lines=True)
 
 
-def neighbourhood_map(plan: HierarchyPlan, walk: FileWalkthrough) -> None:
+MAP_SHOWN = "walk:map:shown"  # not a widget's key: the choice is kept when the page is left
+
+
+@st.fragment
+def neighbourhood_map(data: WalkthroughData, walk: FileWalkthrough) -> None:
+    """The PCA map, drawn when asked (it projects thousands of vectors; once
+    drawn it stays on for this session, computed once per hierarchy)."""
     st.subheader("Groups are neighbourhoods")
-    start, end = walk.leaf_rows
-    mapped = leaf_map(plan, keep=np.arange(start, end))
-    table = plan.table
-    labels = [f"{table.scopes[r]} · {table.paths[table.file_index[r]]}" for r in mapped.rows]
-    plotly(
-        leaf_map_figure(mapped, labels, np.arange(start, end), "Leaf vectors on their two main axes (PCA)"),
-        "leaf-map",
-        "walk:map",
+    shown = st.toggle(
+        "Draw the map of the leaf vectors",
+        value=bool(st.session_state.get(MAP_SHOWN)),
+        key="walk:map:on",
+        help=f"Every leaf of the repository (a random {MAP_SAMPLE} when there are more) on two axes.",
     )
-    sampled = f" (a random {len(mapped.rows)} of {len(table)}, with this file's)" if mapped.sampled else ""
+    st.session_state[MAP_SHOWN] = shown
+    if not shown:
+        st.caption(
+            "Each leaf's vector on the two axes along which the vectors differ most (PCA), coloured by its "
+            "group: leaves of one group lie close together."
+        )
+        return
+    mapped, figure = data.leaf_map(walk.path)
+    plotly(figure, "leaf-map", "walk:map")
+    sampled = (
+        f" (a random {mapped.sample_size} of {len(data.plan.table)}, drawn with seed {mapped.seed}, and this "
+        "file's; the axes are the sample's)"
+        if mapped.sampled
+        else ""
+    )
     own, other = mapped.own_group_similarity, mapped.other_group_similarity
     st.caption(
         f"Every leaf{sampled}, coloured by its group (colours repeat every ten groups); this file's leaves "
