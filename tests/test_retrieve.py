@@ -76,3 +76,29 @@ def test_k_larger_than_the_index_is_clamped():
     retriever = TwoStageRetriever(vectors, starts, ends, MidLevelIndex.build(mean_pool(vectors, starts)))
     result = retriever.search(vectors[0], mid_level_top_k=10, leaf_level_top_k=50)
     assert len(result.groups) == 3 and len(result.leaves) == 6
+
+
+def test_a_widened_stage_one_scores_every_group_exactly(monkeypatch):
+    vectors, starts, ends = clustered(n_groups=400, per_group=5)
+    groups = mean_pool(vectors, starts)
+    retriever = TwoStageRetriever(vectors, starts, ends, MidLevelIndex.build(groups))
+    rng = np.random.default_rng(3)
+    budget = 200  # 40 groups of 400: above the exact share, so no HNSW walk
+    walk = retriever.mid_index.search
+
+    def no_walk(*args):
+        raise AssertionError("stage 1 walked the HNSW graph for a widened request")
+
+    for row in rng.integers(0, len(vectors), 20):
+        query = normalise(vectors[row] + 0.2 * rng.normal(size=vectors.shape[1]).astype(np.float32))
+        monkeypatch.setattr(retriever.mid_index, "search", no_walk)
+        chosen = retriever.stage_one(query, mid_level_top_k=5, leaf_budget=budget)
+        monkeypatch.setattr(retriever.mid_index, "search", walk)
+        order = np.argsort(-(groups @ query), kind="stable")
+        assert [g.ordinal for g in chosen] == order[: budget // 5].tolist()
+        assert np.allclose([g.score for g in chosen], (groups @ query)[order[: budget // 5]], atol=1e-6)
+        # HNSW asked for the same share (it is exact at this size) names the same groups.
+        monkeypatch.setattr("hsc.retrieve.EXACT_STAGE1_SHARE", 1.0)
+        walked = retriever.stage_one(query, mid_level_top_k=5, leaf_budget=budget)
+        monkeypatch.setattr("hsc.retrieve.EXACT_STAGE1_SHARE", 0.02)
+        assert {g.ordinal for g in walked} == {g.ordinal for g in chosen}
