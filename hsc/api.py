@@ -343,7 +343,6 @@ class Index(Searching):
 
     def _forget(self, hierarchy_id: int) -> None:
         self._cache.loaded.pop(hierarchy_id, None)
-        self._hnsw_path(hierarchy_id).unlink(missing_ok=True)
         self._side.forget_hierarchy(hierarchy_id)
 
     def hierarchies(self, repository_id: int | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +58,7 @@ class _Loaded:
     """A hierarchy ready to answer queries: its leaf table, node ids, HNSW."""
 
     hierarchy_id: int
+    stamp: str  # of the database state it was loaded at (Searching._hierarchy_stamp)
     table: LeafTable
     group_starts: np.ndarray
     group_ends: np.ndarray
@@ -85,15 +85,16 @@ class Searching:
     # (hsc.sidecar); False reads them from SQLite every time, as the seed did.
     side_files = True
 
-    def _hnsw_path(self, hierarchy_id: int) -> Path:
-        return self.store.path.parent / "hnsw" / f"{self.store.path.stem}-h{hierarchy_id}.bin"
-
     def _load(self, hierarchy_id: int) -> _Loaded:
-        if hierarchy_id in self._cache.loaded:
-            return self._cache.loaded[hierarchy_id]
+        """The hierarchy ready to search, as the database holds it now: kept loaded while its
+        stamp stays (another Index or process may update it in place, under the same id)."""
         hierarchy = self.hierarchy(hierarchy_id)
         table_stamp, table = self._stamped_table(hierarchy["repository_id"])
-        owners = self._owners(hierarchy, table_stamp, table)
+        stamp = self._hierarchy_stamp(hierarchy, table_stamp, len(table))
+        cached = self._cache.loaded.get(hierarchy_id)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        owners = self._owners(hierarchy_id, stamp, table)
         if len(table) and (owners < 0).any():
             # The leaves changed under this hierarchy; rebuild it with its own parameters.
             params = with_values(Parameters(), hierarchy["parameters"])
@@ -103,18 +104,21 @@ class Searching:
                 # Another run is indexing this database now and will rebuild it: answer from the
                 # leaves the hierarchy still holds, without caching that partial view.
                 keep = owners >= 0
-                return self._loaded_from(hierarchy_id, _table_rows(table, keep), owners[keep], cache=False)
+                partial = _table_rows(table, keep)
+                return self._loaded_from(hierarchy_id, stamp, partial, owners[keep], cache=False)
             return self._load(int(rebuilt["id"]))
-        return self._loaded_from(hierarchy_id, table, owners, cache=True)
+        return self._loaded_from(hierarchy_id, stamp, table, owners, cache=True)
 
-    def _owners(self, hierarchy: dict[str, Any], table_stamp: str, table: LeafTable) -> np.ndarray:
-        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
-        does not hold), from the side file made for this table and this version
-        of the hierarchy when there is one (the memberships change only with
-        the hierarchy's row: a new id, or a new created_at)."""
-        hierarchy_id = int(hierarchy["id"])
+    @staticmethod
+    def _hierarchy_stamp(hierarchy: dict[str, Any], table_stamp: str, leaves: int) -> str:
+        """What a hierarchy's side files (owners, HNSW) are made of: the leaf table's stamp and
+        the hierarchy's row (the memberships change only with it: a new id, or a new created_at)."""
         version = (hierarchy[k] for k in ("id", "created_at", "leaf_count", "group_count"))
-        stamp = "|".join(str(value) for value in (table_stamp, len(table), *version))
+        return "|".join(str(value) for value in (table_stamp, leaves, *version))
+
+    def _owners(self, hierarchy_id: int, stamp: str, table: LeafTable) -> np.ndarray:
+        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
+        does not hold), from the side file made at ``stamp`` when there is one."""
         owners = self._side.load_owners(hierarchy_id, stamp, len(table)) if self.side_files else None
         if owners is not None:
             return owners
@@ -128,14 +132,16 @@ class Searching:
             self._side.save_owners(hierarchy_id, stamp, owners)
         return owners
 
-    def _loaded_from(self, hierarchy_id: int, table: LeafTable, owners: np.ndarray, cache: bool) -> _Loaded:
+    def _loaded_from(
+        self, hierarchy_id: int, stamp: str, table: LeafTable, owners: np.ndarray, cache: bool
+    ) -> _Loaded:
         if len(table):
             group_starts = np.concatenate(([0], np.flatnonzero(np.diff(owners)) + 1)).astype(np.int64)
         else:
             group_starts = np.zeros(0, dtype=np.int64)
         group_ends = np.append(group_starts[1:], len(table)).astype(np.int64)
         mid_ids = owners[group_starts].tolist()
-        path = self._hnsw_path(hierarchy_id)
+        path = self._side.graph_path(hierarchy_id, stamp)
         dim = table.vectors.shape[1] if len(table) else 1
         mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
         if mid_index is None:
@@ -145,9 +151,10 @@ class Searching:
             )
             mid_index = MidLevelIndex.build(group_vectors)
             if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
-                mid_index.save(path)
+                self._side.save_graph(hierarchy_id, stamp, mid_index, dim)
         loaded = _Loaded(
             hierarchy_id,
+            stamp,
             table,
             group_starts,
             group_ends,
