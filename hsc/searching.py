@@ -22,6 +22,7 @@ from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy import LeafTable, mean_pool
 from hsc.lexical import match_expression
+from hsc.model import common_scope
 from hsc.params import Parameters, with_values
 from hsc.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.retrieve import (
@@ -238,27 +239,16 @@ class Searching:
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
-        # Opened groups are described without their text (a widened stage 1 opens thousands);
+        # Opened groups are described by their stored labels (a widened stage 1 opens thousands);
         # the groups that hold a result come whole, as its parent.
-        opened = self._mid_views(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups], False)
+        opened = self._group_labels(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups])
         groups: list[GroupResult] = []
         for hit in staged.groups:
-            view = opened.get(loaded.mid_ids[hit.ordinal])
-            if view is None:
+            node_id = loaded.mid_ids[hit.ordinal]
+            label = opened.get(node_id)
+            if label is None:
                 continue
-            groups.append(
-                GroupResult(
-                    len(groups) + 1,
-                    view.id,
-                    hit.score,
-                    view.path,
-                    view.start_line,
-                    view.end_line,
-                    view.scope,
-                    len(view.children),
-                    view.summary,
-                )
-            )
+            groups.append(GroupResult(len(groups) + 1, f"mid:{node_id}", hit.score, **label))
         two_stage = self._results(loaded, staged)
         flat_results = self._results(loaded, exact)
         ranked = two_stage + flat_results
@@ -293,6 +283,20 @@ class Searching:
                 rows,
             )
         return response
+
+    def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """What a query shows of each group (GroupResult's fields after its score), from the
+        stored labels; a group made by an older hsc has no stored scope and is described from
+        its leaves, as before scopes were stored."""
+        labels = self.store.group_labels(node_ids)
+        unscoped = [node_id for node_id, label in labels.items() if label["scope"] is None]
+        if unscoped:
+            members = self.store.members_of(hierarchy_id, unscoped, with_text=False)
+            for node_id in unscoped:
+                leaves = members[node_id]
+                labels[node_id]["scope"] = common_scope([leaf["scope"] for leaf in leaves])
+                labels[node_id]["leaf_count"] = len(leaves)
+        return labels
 
     def _lexical(
         self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.model import common_scope
 from hsc.store.database import Database
 
 
@@ -74,6 +75,7 @@ class HierarchyTables(Database):
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
                 [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
             )
+            self._save_group_scopes(hierarchy_id, mid_ids)
         return hierarchy_id
 
     def replace_hierarchy_files(
@@ -110,6 +112,7 @@ class HierarchyTables(Database):
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
                 [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
             )
+            self._save_group_scopes(hierarchy_id, mid_ids)
             self.conn.execute(
                 """UPDATE nodes SET ordinal = ranked.position FROM (
                        SELECT n.id, ROW_NUMBER() OVER (PARTITION BY n.level
@@ -161,6 +164,38 @@ class HierarchyTables(Database):
             values = (hierarchy_id, "mid", ordinal, top_ids[mid["parent"]], *(mid.get(c) for c in columns))
             mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
         return mid_ids
+
+    def _save_group_scopes(self, hierarchy_id: int, mid_ids: list[int]) -> None:
+        """The common scope of each new group's leaves (in the caller's transaction)."""
+        members = self.members_of(hierarchy_id, mid_ids, with_text=False)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO group_scopes (node_id, scope) VALUES (?, ?)",
+            [(node_id, common_scope([leaf["scope"] for leaf in rows])) for node_id, rows in members.items()],
+        )
+
+    def group_labels(self, node_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Node id -> what a query shows of a group: its path, lines, number of
+        leaves, summary and common scope (None for a group made before scopes
+        were stored: its leaves must be read), in a few queries."""
+        ids = list(dict.fromkeys(node_ids))
+        # A database from before the table, opened read-only, cannot be given it.
+        scope = "g.scope" if self._has_table("group_scopes") else "NULL"
+        joined = " LEFT JOIN group_scopes g ON g.node_id = n.id" if scope != "NULL" else ""
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self.conn.execute(
+                f"""SELECT n.id, f.path, n.start_line, n.end_line, n.leaf_count, s.text, {scope}
+                    FROM nodes n JOIN files f ON f.id = n.file_id
+                    LEFT JOIN summaries s ON s.summariser = n.summariser AND s.model = n.summary_model
+                         AND s.content_hash = n.summary_hash{joined}
+                    WHERE n.id IN ({", ".join("?" * len(chunk))})""",
+                chunk,
+            ):
+                found[int(row[0])] = dict(zip(self.GROUP_LABEL, row[1:]))
+        return found
+
+    GROUP_LABEL = ("path", "start_line", "end_line", "leaf_count", "summary", "scope")
 
     def hierarchies(self, repository_id: int) -> list[dict[str, Any]]:
         return self.rows("SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,))

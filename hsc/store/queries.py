@@ -55,10 +55,6 @@ class QueryTables(Database):
         ).fetchall()
         return [(int(row[0]), float(row[1])) for row in rows]
 
-    def _has_table(self, name: str) -> bool:
-        found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
-        return found is not None
-
     # -- queries --------------------------------------------------------------------
 
     def save_query(

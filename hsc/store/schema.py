@@ -172,6 +172,13 @@ CREATE TRIGGER IF NOT EXISTS files_deleted AFTER DELETE ON files BEGIN
         WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = OLD.repository_id);
     UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = OLD.repository_id;
 END;
+-- The dotted scope every leaf of a group shares (hsc.model.common_scope), written with the group:
+-- a query that opens thousands of groups describes them without reading their leaves. A group
+-- made by an older hsc has no row until its hierarchy is built again, and is read the old way.
+CREATE TABLE IF NOT EXISTS group_scopes (
+    node_id INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
+    scope TEXT NOT NULL
+);
 -- Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
