@@ -177,7 +177,7 @@ class HierarchyTables(Database):
         """Node id -> what a query shows of a group: its path, lines, number of
         leaves, summary and common scope (None for a group made before scopes
         were stored: its leaves must be read), in a few queries."""
-        ids = list(dict.fromkeys(node_ids))
+        ids = sorted(set(node_ids))  # in key order: neighbouring lookups share pages
         # A database from before the table, opened read-only, cannot be given it.
         scope = "g.scope" if self._has_table("group_scopes") else "NULL"
         joined = " LEFT JOIN group_scopes g ON g.node_id = n.id" if scope != "NULL" else ""
@@ -235,11 +235,12 @@ class HierarchyTables(Database):
         """Mid node id -> its leaf rows in document order, for one node or all, in one query."""
         text = ", l.text" if with_text else ""
         node_filter = " AND m.node_id = ?" if node_id is not None else ""
+        hierarchy = "+m.hierarchy_id" if node_id is not None else "m.hierarchy_id"  # as in members_of
         members: dict[int, list[dict[str, Any]]] = {} if node_id is None else {node_id: []}
         for row in self.rows(
             f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
                 JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
-                WHERE m.hierarchy_id = ?{node_filter} ORDER BY f.path, l.ordinal""",
+                WHERE {hierarchy} = ?{node_filter} ORDER BY f.path, l.ordinal""",
             (hierarchy_id, node_id) if node_id is not None else (hierarchy_id,),
         ):
             members.setdefault(int(row.pop("node_id")), []).append(row)
@@ -262,12 +263,14 @@ class HierarchyTables(Database):
         ids = list(dict.fromkeys(node_ids))
         text = ", l.text" if with_text else ""
         members: dict[int, list[dict[str, Any]]] = {node_id: [] for node_id in ids}
+        # "+m.hierarchy_id": look the nodes up by memberships_by_node, not the hierarchy's
+        # primary key (SQLite chose that, and read all of the hierarchy's memberships).
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for row in self.rows(
                 f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
                     JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
-                    WHERE m.hierarchy_id = ? AND m.node_id IN ({", ".join("?" * len(chunk))})
+                    WHERE +m.hierarchy_id = ? AND m.node_id IN ({", ".join("?" * len(chunk))})
                     ORDER BY f.path, l.ordinal""",
                 (hierarchy_id, *chunk),
             ):
