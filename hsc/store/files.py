@@ -193,7 +193,7 @@ class FileTables(Database):
         if complete:
             self.conn.execute(
                 """UPDATE leaf_terms_complete SET generation =
-                       (SELECT generation FROM leaf_generations WHERE repository_id = ?)
+                       COALESCE((SELECT generation FROM leaf_generations WHERE repository_id = ?), -1)
                    WHERE repository_id = ?""",
                 (repository_id, repository_id),
             )
