@@ -78,6 +78,7 @@ class Index(Searching):
         # One encoder per spec, loaded once per process; a given embedder is
         # used for every repository (its caller chose it).
         self._embedders: dict[str, Embedder] = {}
+        self._made: set[str] = set()  # keys of the encoders this index loaded (it ends them)
         self._given_spec = spec_of(embedder) if embedder is not None else None
         if embedder is not None:
             self._embedders[spec_of(embedder).key] = embedder
@@ -104,6 +105,14 @@ class Index(Searching):
         # Drop the loaded tables too: their vectors may be mapped from side files, and a mapping
         # keeps its file system busy (it could not be unmounted) until it is let go.
         self._cache = _Cache()
+        # The encoders this index loaded end with it (a pool's worker processes would otherwise
+        # live as long as this process: a server opening one index after another); one handed
+        # over (``embedder=``, use_embedder) is its giver's.
+        for key in sorted(self._made):
+            stop = getattr(self._embedders.pop(key, None), "close", None)
+            if stop is not None:
+                stop()
+        self._made.clear()
         self.store.close()
 
     def __enter__(self) -> Index:
@@ -142,11 +151,16 @@ class Index(Searching):
                 self.settings.device,
                 resolve_processes(self.settings.encode_processes),
             )
+            self._made.add(spec.key)
         return self._embedders[spec.key]
 
     def use_embedder(self, embedder: Embedder) -> None:
-        """Use an encoder already loaded for its own spec (it is not loaded again)."""
-        self._embedders[spec_of(embedder).key] = embedder
+        """Use an encoder already loaded for its own spec (it is not loaded again, nor ended by
+        :meth:`close`: it is the caller's)."""
+        key = spec_of(embedder).key
+        if self._embedders.get(key) is not embedder:
+            self._made.discard(key)  # the one it replaces stays loaded: it may still be in use
+        self._embedders[key] = embedder
 
     @property
     def embedder(self) -> Embedder:
@@ -343,7 +357,6 @@ class Index(Searching):
 
     def _forget(self, hierarchy_id: int) -> None:
         self._cache.loaded.pop(hierarchy_id, None)
-        self._hnsw_path(hierarchy_id).unlink(missing_ok=True)
         self._side.forget_hierarchy(hierarchy_id)
 
     def hierarchies(self, repository_id: int | None = None) -> list[dict[str, Any]]:

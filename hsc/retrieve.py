@@ -13,6 +13,7 @@ every group vector exactly instead, which is both faster and exact there.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,9 +112,12 @@ class MidLevelIndex:
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_suffix(".tmp")
-        self._index.save_index(str(temporary))
-        temporary.replace(path)  # never leave a half-written index behind
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one per process saving
+        try:
+            self._index.save_index(str(temporary))
+            temporary.replace(path)  # never leave a half-written index behind
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def vector(self, ordinal: int) -> np.ndarray:
         return np.asarray(self._index.get_items([ordinal])[0], dtype=np.float32)

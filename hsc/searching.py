@@ -14,7 +14,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy import LeafTable, mean_pool
 from hsc.lexical import match_expression
+from hsc.model import common_scope
 from hsc.params import Parameters, with_values
 from hsc.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.retrieve import (
@@ -59,6 +59,7 @@ class _Loaded:
     """A hierarchy ready to answer queries: its leaf table, node ids, HNSW."""
 
     hierarchy_id: int
+    stamp: str  # of the database state it was loaded at (Searching._hierarchy_stamp)
     table: LeafTable
     group_starts: np.ndarray
     group_ends: np.ndarray
@@ -85,15 +86,16 @@ class Searching:
     # (hsc.sidecar); False reads them from SQLite every time, as the seed did.
     side_files = True
 
-    def _hnsw_path(self, hierarchy_id: int) -> Path:
-        return self.store.path.parent / "hnsw" / f"{self.store.path.stem}-h{hierarchy_id}.bin"
-
     def _load(self, hierarchy_id: int) -> _Loaded:
-        if hierarchy_id in self._cache.loaded:
-            return self._cache.loaded[hierarchy_id]
+        """The hierarchy ready to search, as the database holds it now: kept loaded while its
+        stamp stays (another Index or process may update it in place, under the same id)."""
         hierarchy = self.hierarchy(hierarchy_id)
         table_stamp, table = self._stamped_table(hierarchy["repository_id"])
-        owners = self._owners(hierarchy, table_stamp, table)
+        stamp = self._hierarchy_stamp(hierarchy, table_stamp, len(table))
+        cached = self._cache.loaded.get(hierarchy_id)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        owners = self._owners(hierarchy_id, stamp, table)
         if len(table) and (owners < 0).any():
             # The leaves changed under this hierarchy; rebuild it with its own parameters.
             params = with_values(Parameters(), hierarchy["parameters"])
@@ -103,18 +105,21 @@ class Searching:
                 # Another run is indexing this database now and will rebuild it: answer from the
                 # leaves the hierarchy still holds, without caching that partial view.
                 keep = owners >= 0
-                return self._loaded_from(hierarchy_id, _table_rows(table, keep), owners[keep], cache=False)
+                partial = _table_rows(table, keep)
+                return self._loaded_from(hierarchy_id, stamp, partial, owners[keep], cache=False)
             return self._load(int(rebuilt["id"]))
-        return self._loaded_from(hierarchy_id, table, owners, cache=True)
+        return self._loaded_from(hierarchy_id, stamp, table, owners, cache=True)
 
-    def _owners(self, hierarchy: dict[str, Any], table_stamp: str, table: LeafTable) -> np.ndarray:
-        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
-        does not hold), from the side file made for this table and this version
-        of the hierarchy when there is one (the memberships change only with
-        the hierarchy's row: a new id, or a new created_at)."""
-        hierarchy_id = int(hierarchy["id"])
+    @staticmethod
+    def _hierarchy_stamp(hierarchy: dict[str, Any], table_stamp: str, leaves: int) -> str:
+        """What a hierarchy's side files (owners, HNSW) are made of: the leaf table's stamp and
+        the hierarchy's row (the memberships change only with it: a new id, or a new created_at)."""
         version = (hierarchy[k] for k in ("id", "created_at", "leaf_count", "group_count"))
-        stamp = "|".join(str(value) for value in (table_stamp, len(table), *version))
+        return "|".join(str(value) for value in (table_stamp, leaves, *version))
+
+    def _owners(self, hierarchy_id: int, stamp: str, table: LeafTable) -> np.ndarray:
+        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
+        does not hold), from the side file made at ``stamp`` when there is one."""
         owners = self._side.load_owners(hierarchy_id, stamp, len(table)) if self.side_files else None
         if owners is not None:
             return owners
@@ -128,14 +133,16 @@ class Searching:
             self._side.save_owners(hierarchy_id, stamp, owners)
         return owners
 
-    def _loaded_from(self, hierarchy_id: int, table: LeafTable, owners: np.ndarray, cache: bool) -> _Loaded:
+    def _loaded_from(
+        self, hierarchy_id: int, stamp: str, table: LeafTable, owners: np.ndarray, cache: bool
+    ) -> _Loaded:
         if len(table):
             group_starts = np.concatenate(([0], np.flatnonzero(np.diff(owners)) + 1)).astype(np.int64)
         else:
             group_starts = np.zeros(0, dtype=np.int64)
         group_ends = np.append(group_starts[1:], len(table)).astype(np.int64)
         mid_ids = owners[group_starts].tolist()
-        path = self._hnsw_path(hierarchy_id)
+        path = self._side.graph_path(hierarchy_id, stamp)
         dim = table.vectors.shape[1] if len(table) else 1
         mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
         if mid_index is None:
@@ -145,9 +152,10 @@ class Searching:
             )
             mid_index = MidLevelIndex.build(group_vectors)
             if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
-                mid_index.save(path)
+                self._side.save_graph(hierarchy_id, stamp, mid_index, dim)
         loaded = _Loaded(
             hierarchy_id,
+            stamp,
             table,
             group_starts,
             group_ends,
@@ -231,27 +239,16 @@ class Searching:
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
-        # Opened groups are described without their text (a widened stage 1 opens thousands);
+        # Opened groups are described by their stored labels (a widened stage 1 opens thousands);
         # the groups that hold a result come whole, as its parent.
-        opened = self._mid_views(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups], False)
+        opened = self._group_labels(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups])
         groups: list[GroupResult] = []
         for hit in staged.groups:
-            view = opened.get(loaded.mid_ids[hit.ordinal])
-            if view is None:
+            node_id = loaded.mid_ids[hit.ordinal]
+            label = opened.get(node_id)
+            if label is None:
                 continue
-            groups.append(
-                GroupResult(
-                    len(groups) + 1,
-                    view.id,
-                    hit.score,
-                    view.path,
-                    view.start_line,
-                    view.end_line,
-                    view.scope,
-                    len(view.children),
-                    view.summary,
-                )
-            )
+            groups.append(GroupResult(len(groups) + 1, f"mid:{node_id}", hit.score, **label))
         two_stage = self._results(loaded, staged)
         flat_results = self._results(loaded, exact)
         ranked = two_stage + flat_results
@@ -286,6 +283,20 @@ class Searching:
                 rows,
             )
         return response
+
+    def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """What a query shows of each group (GroupResult's fields after its score), from the
+        stored labels; a group made by an older hsc has no stored scope and is described from
+        its leaves, as before scopes were stored."""
+        labels = self.store.group_labels(node_ids)
+        unscoped = [node_id for node_id, label in labels.items() if label["scope"] is None]
+        if unscoped:
+            members = self.store.members_of(hierarchy_id, unscoped, with_text=False)
+            for node_id in unscoped:
+                leaves = members[node_id]
+                labels[node_id]["scope"] = common_scope([leaf["scope"] for leaf in leaves])
+                labels[node_id]["leaf_count"] = len(leaves)
+        return labels
 
     def _lexical(
         self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters

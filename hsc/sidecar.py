@@ -1,10 +1,12 @@
 """Side files that open a large index fast: a repository's leaf table (its
 vectors as a float32 ``.npy`` read memory-mapped, its other columns in an
-``.npz``, its scopes read on first use) and a hierarchy's group of every leaf.
+``.npz``, its scopes read on first use), a hierarchy's group of every leaf,
+and the HNSW graph over its groups.
 
 The SQLite database stays the truth; these are caches beside the HNSW files.
 Each file's name carries a digest of the stamp of what it was made from
-(:meth:`hsc.store.Store.leaf_stamp`, plus the hierarchy's row for the groups),
+(:meth:`hsc.store.Store.leaf_stamp`, plus the hierarchy's row for the groups
+and the graph),
 so a stale file is never read: a changed database asks for another name, and
 the missing file is made again from SQLite. Files are written under a
 temporary name and renamed, so a killed run leaves none half-written; a
@@ -19,7 +21,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import Protocol, overload
 
 import numpy as np
 
@@ -60,6 +62,14 @@ class LazyScopes(Sequence[str]):
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._all())
+
+
+class SavedGraph(Protocol):
+    """What :class:`hsc.retrieve.MidLevelIndex` offers to be kept here."""
+
+    count: int
+
+    def save(self, path: Path) -> None: ...
 
 
 class SideFiles:
@@ -188,9 +198,41 @@ class SideFiles:
         except OSError:
             pass
 
+    # -- the HNSW graph over a hierarchy's groups ----------------------------------------------
+
+    def graph_path(self, hierarchy_id: int, stamp: str) -> Path:
+        """The HNSW file of this hierarchy at exactly this state (same stamp as its owners): an
+        update in place keeps the id and may keep the number of groups, never the stamp."""
+        return self._name("hnsw", f"h{hierarchy_id}", stamp, ".bin")
+
+    def save_graph(self, hierarchy_id: int, stamp: str, graph: SavedGraph, dimension: int) -> bool:
+        """Save ``graph`` made at ``stamp``; older ones of this hierarchy go first. False when
+        the folder cannot be written or has no room to spare."""
+        owner = f"h{hierarchy_id}"
+        # hnswlib's file: each element's vector, its level-0 links (2M), label and header.
+        needed = graph.count * (4 * dimension + 2 * 16 * 4 + 64) + 4096
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._replace_others(owner, "hnsw", stamp)
+            self._unnamed_graph(hierarchy_id).unlink(missing_ok=True)
+            if shutil.disk_usage(self.folder).free < SPARE_ROOM * needed:
+                return False
+            graph.save(self.graph_path(hierarchy_id, stamp))
+        except (OSError, RuntimeError):  # hnswlib reports a failed write as a RuntimeError
+            self.graph_path(hierarchy_id, stamp).unlink(missing_ok=True)
+            return False
+        return True
+
+    def _unnamed_graph(self, hierarchy_id: int) -> Path:
+        """Where hsc kept a hierarchy's graph before it was named by its stamp."""
+        return self.folder / f"{self.stem}-h{hierarchy_id}.bin"
+
     def forget_hierarchy(self, hierarchy_id: int) -> None:
-        for path in self.folder.glob(f"{glob.escape(self.stem)}-h{hierarchy_id}-owners-*"):
-            path.unlink(missing_ok=True)
+        """Remove every side file of a hierarchy (its owners and graphs, of any state)."""
+        for kind in ("owners", "hnsw"):
+            for path in self.folder.glob(f"{glob.escape(self.stem)}-h{hierarchy_id}-{kind}-*"):
+                path.unlink(missing_ok=True)
+        self._unnamed_graph(hierarchy_id).unlink(missing_ok=True)
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:

@@ -92,7 +92,11 @@ def test_leaf_ids_are_never_reused_so_a_loaded_hierarchy_never_shows_a_stranger(
             writer.index(repo)
             new_ids = {row["id"] for row in writer.leaves() if row["path"] == "b.py"}
         assert new_ids and not new_ids & ids_before
-        # The reader's loaded table knows only the old ids: the edited file's new leaves never
-        # appear under an old leaf's vector and place; a replaced leaf is left out instead.
+        # The reader sees the hierarchy's new state (updated in place, same id) at its next
+        # query, and answers as a fresh process does: the new leaf, under its own id.
         answer = reader.query("raise to the fifth power", mode="two-stage")
-        assert not {r.leaf_id for r in answer.results + answer.flat} & new_ids
+        with Index.open(tmp_path / "index.db", embedder=embedder) as fresh:
+            truth = fresh.query("raise to the fifth power", mode="two-stage", record=False)
+        shown = [(r.leaf_id, r.scope, r.text) for r in answer.results + answer.flat]
+        assert shown == [(r.leaf_id, r.scope, r.text) for r in truth.results + truth.flat]
+        assert "def epsilon" in answer.results[0].text and answer.results[0].leaf_id in new_ids

@@ -102,6 +102,7 @@ def test_an_older_database_answers_dense_only_until_the_next_index_run(tmp_path,
         # As an older hsc left it: terms for none of the leaves, and a row of a leaf long gone.
         index.store.conn.execute("DELETE FROM leaf_terms")
         index.store.conn.execute("INSERT INTO leaf_terms (rowid, terms) VALUES (999999, 'stale')")
+        index.store.conn.execute("DROP TABLE leaf_terms_complete")  # an older hsc had no such mark
     before = digest(database)
     with read_only(database, embedder) as index:
         response = index.query(QUERY, record=False)
@@ -119,6 +120,7 @@ def test_a_database_from_before_the_terms_table_is_read_and_then_upgraded(tmp_pa
     with Index.open(database, embedder=embedder) as index:
         index.index(repo)
         index.store.conn.execute("DROP TABLE leaf_terms")
+        index.store.conn.execute("DROP TABLE leaf_terms_complete")
     with read_only(database, embedder) as index:
         assert index.query(QUERY, record=False).results
     with Index.open(database, embedder=embedder) as index:
@@ -141,3 +143,60 @@ def test_the_default_mode_is_hybrid_and_the_seed_two_stage_stays_selectable(tmp_
         assert index.query(QUERY, params=seed, mode="hybrid-flat", record=False).mode == "hybrid-flat"
         with pytest.raises(ValueError, match="retrieval_mode"):
             index.hierarchy_parameters(hierarchy_id, retrieval_mode="sideways")
+
+
+def test_a_warm_index_run_does_not_scan_for_missing_terms_until_a_writer_may_have_left_some(
+    tmp_path, repo, embedder, monkeypatch
+):
+    """Every leaf this hsc writes comes with its terms, so once a repository's leaves all have
+    theirs the scan over all leaves is skipped; a write without terms (as an older hsc's) brings
+    it back, and it fills them."""
+    from hsc.store import queries
+
+    scans: list[int] = []
+    scan = queries.QueryTables._missing_terms
+
+    def counted(self, repository_id):
+        scans.append(repository_id)
+        return scan(self, repository_id)
+
+    monkeypatch.setattr(queries.QueryTables, "_missing_terms", counted)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)  # the first run: terms written with the leaves, then the scan marks them whole
+        assert len(scans) == 1
+        pricing = repo / "inventory" / "pricing.py"
+        pricing.write_text(pricing.read_text().replace("apply_discount", "reduce_by_percentage"))
+        index.index(repo)  # an edit: its leaves come with their terms
+        index.index(repo)  # nothing changed
+        assert len(scans) == 1
+        assert terms_by_leaf(index) == expected_terms(index)
+        # A file written without terms, as an hsc from before them wrote every file.
+        repository_id = int(index.repositories()[0]["id"])
+        row = index.store.files(repository_id)[0]
+        leaves = index.store.leaf_rows(repository_id)
+        from hsc.model import FileReport, Leaf
+
+        mine = [leaf for leaf in leaves if leaf["path"] == row["path"]]
+        rewritten = [
+            Leaf(
+                row["path"],
+                "python",
+                leaf["node_type"],
+                leaf["scope"],
+                leaf["start_byte"],
+                leaf["end_byte"],
+                leaf["start_line"],
+                leaf["end_line"],
+                leaf["text"],
+                leaf["token_count"],
+            )
+            for leaf in mine
+        ]
+        report = FileReport(
+            row["path"], row["language"], row["status"], size=row["size"], content_hash=row["content_hash"]
+        )
+        index.store.replace_file(repository_id, report, rewritten, row["chunk_key"], row["embedding_model"])
+        assert terms_by_leaf(index) != expected_terms(index)
+        index.index(repo)
+        assert len(scans) == 2
+        assert terms_by_leaf(index) == expected_terms(index)

@@ -167,3 +167,37 @@ def test_workers_do_not_run_the_callers_main_script(tmp_path, embedder, monkeypa
         report = index.index(repo)
     assert report.files_seen >= FILES
     assert not marker.exists()
+
+
+def test_closing_the_index_ends_its_encoder_processes(tmp_path):
+    """A long-running server opens and closes indexes; each one's encoder processes end with it.
+    An encoder the caller handed over stays the caller's."""
+    repo = make_repository(tmp_path / "repo")
+    index = Index.open(tmp_path / "index.db", Settings(encode_processes="2", index_workers="1"))
+    try:
+        texts = [f"def value_{n}(x):\n    return x + {n}\n" for n in range(32 * MIN_BATCHES_FOR_POOL)]
+        pool = index.embedder
+        assert isinstance(pool, EncoderPool)
+        pool.embed(texts)  # enough batches for the worker processes to start
+        workers = [pid for pid in children_of(os.getpid()) if running(pid)]
+        assert len(workers) >= 2
+        with Index.open(tmp_path / "other.db", embedder=pool) as borrower:
+            borrower.index(repo)
+        assert all(running(pid) for pid in workers)  # not the borrower's to end
+    finally:
+        index.close()
+    assert not any(running(pid) for pid in workers)
+
+
+def children_of(pid: int) -> list[int]:
+    """The spawned worker processes of ``pid`` (not multiprocessing's resource tracker)."""
+    listing = Path(f"/proc/{pid}/task/{pid}/children")
+    children = [int(child) for child in listing.read_text().split()] if listing.exists() else []
+    return [child for child in children if b"resource_tracker" not in command_line(child)]
+
+
+def command_line(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -159,6 +159,10 @@ class Database:
             with suppress(sqlite3.Error):
                 self.conn.execute(f"PRAGMA busy_timeout={int(previous)}")
 
+    def _has_table(self, name: str) -> bool:
+        found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+        return found is not None
+
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return [dict(row) for row in self.conn.execute(sql, tuple(params))]
 

@@ -138,6 +138,7 @@ class FileTables(Database):
             self._write_facts(file_id, definitions, facts)
             if terms_of is not None:
                 self._write_terms(file_id, leaves, terms_of)
+            self._keep_terms_mark(repository_id, complete=terms_of is not None)
 
     def _leaf_high_water(self) -> int:
         """The largest leaf id ever given out. Ids are never reused: a saved
@@ -185,6 +186,19 @@ class FileTables(Database):
                 params,
             )
         ]
+
+    def _keep_terms_mark(self, repository_id: int, complete: bool) -> None:
+        """After a write of the repository's files (in its transaction): a mark that every leaf
+        has its terms moves to the new leaf generation when this write kept that true."""
+        if complete:
+            self.conn.execute(
+                """UPDATE leaf_terms_complete SET generation =
+                       COALESCE((SELECT generation FROM leaf_generations WHERE repository_id = ?), -1)
+                   WHERE repository_id = ?""",
+                (repository_id, repository_id),
+            )
+        else:
+            self.conn.execute("DELETE FROM leaf_terms_complete WHERE repository_id = ?", (repository_id,))
 
     def _drop_terms(self, leaf_ids: list[int]) -> None:
         self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", [(i,) for i in leaf_ids])
@@ -235,6 +249,7 @@ class FileTables(Database):
                 "DELETE FROM files WHERE repository_id = ? AND path = ?",
                 [(repository_id, path) for path in paths],
             )
+            self._keep_terms_mark(repository_id, complete=True)
 
     # -- embeddings ---------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.model import common_scope
 from hsc.store.database import Database
 
 
@@ -74,6 +75,7 @@ class HierarchyTables(Database):
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
                 [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
             )
+            self._save_group_scopes(hierarchy_id, mid_ids)
         return hierarchy_id
 
     def replace_hierarchy_files(
@@ -110,6 +112,7 @@ class HierarchyTables(Database):
                 "INSERT INTO memberships (hierarchy_id, leaf_id, node_id) VALUES (?, ?, ?)",
                 [(hierarchy_id, leaf_id, mid_ids[mid]) for leaf_id, mid in memberships],
             )
+            self._save_group_scopes(hierarchy_id, mid_ids)
             self.conn.execute(
                 """UPDATE nodes SET ordinal = ranked.position FROM (
                        SELECT n.id, ROW_NUMBER() OVER (PARTITION BY n.level
@@ -162,6 +165,38 @@ class HierarchyTables(Database):
             mid_ids.append(int(self.conn.execute(insert, values).lastrowid or 0))
         return mid_ids
 
+    def _save_group_scopes(self, hierarchy_id: int, mid_ids: list[int]) -> None:
+        """The common scope of each new group's leaves (in the caller's transaction)."""
+        members = self.members_of(hierarchy_id, mid_ids, with_text=False)
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO group_scopes (node_id, scope) VALUES (?, ?)",
+            [(node_id, common_scope([leaf["scope"] for leaf in rows])) for node_id, rows in members.items()],
+        )
+
+    def group_labels(self, node_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Node id -> what a query shows of a group: its path, lines, number of
+        leaves, summary and common scope (None for a group made before scopes
+        were stored: its leaves must be read), in a few queries."""
+        ids = sorted(set(node_ids))  # in key order: neighbouring lookups share pages
+        # A database from before the table, opened read-only, cannot be given it.
+        scope = "g.scope" if self._has_table("group_scopes") else "NULL"
+        joined = " LEFT JOIN group_scopes g ON g.node_id = n.id" if scope != "NULL" else ""
+        found: dict[int, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for row in self.conn.execute(
+                f"""SELECT n.id, f.path, n.start_line, n.end_line, n.leaf_count, s.text, {scope}
+                    FROM nodes n JOIN files f ON f.id = n.file_id
+                    LEFT JOIN summaries s ON s.summariser = n.summariser AND s.model = n.summary_model
+                         AND s.content_hash = n.summary_hash{joined}
+                    WHERE n.id IN ({", ".join("?" * len(chunk))})""",
+                chunk,
+            ):
+                found[int(row[0])] = dict(zip(self.GROUP_LABEL, row[1:]))
+        return found
+
+    GROUP_LABEL = ("path", "start_line", "end_line", "leaf_count", "summary", "scope")
+
     def hierarchies(self, repository_id: int) -> list[dict[str, Any]]:
         return self.rows("SELECT * FROM hierarchies WHERE repository_id = ? ORDER BY name", (repository_id,))
 
@@ -200,11 +235,12 @@ class HierarchyTables(Database):
         """Mid node id -> its leaf rows in document order, for one node or all, in one query."""
         text = ", l.text" if with_text else ""
         node_filter = " AND m.node_id = ?" if node_id is not None else ""
+        hierarchy = "+m.hierarchy_id" if node_id is not None else "m.hierarchy_id"  # as in members_of
         members: dict[int, list[dict[str, Any]]] = {} if node_id is None else {node_id: []}
         for row in self.rows(
             f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
                 JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
-                WHERE m.hierarchy_id = ?{node_filter} ORDER BY f.path, l.ordinal""",
+                WHERE {hierarchy} = ?{node_filter} ORDER BY f.path, l.ordinal""",
             (hierarchy_id, node_id) if node_id is not None else (hierarchy_id,),
         ):
             members.setdefault(int(row.pop("node_id")), []).append(row)
@@ -227,12 +263,14 @@ class HierarchyTables(Database):
         ids = list(dict.fromkeys(node_ids))
         text = ", l.text" if with_text else ""
         members: dict[int, list[dict[str, Any]]] = {node_id: [] for node_id in ids}
+        # "+m.hierarchy_id": look the nodes up by memberships_by_node, not the hierarchy's
+        # primary key (SQLite chose that, and read all of the hierarchy's memberships).
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for row in self.rows(
                 f"""SELECT m.node_id, l.id, l.scope{text} FROM memberships m
                     JOIN leaves l ON l.id = m.leaf_id JOIN files f ON f.id = l.file_id
-                    WHERE m.hierarchy_id = ? AND m.node_id IN ({", ".join("?" * len(chunk))})
+                    WHERE +m.hierarchy_id = ? AND m.node_id IN ({", ".join("?" * len(chunk))})
                     ORDER BY f.path, l.ordinal""",
                 (hierarchy_id, *chunk),
             ):

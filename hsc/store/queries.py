@@ -20,23 +20,42 @@ class QueryTables(Database):
         (``terms_of(scope, text)``) and drop rows of leaves that are gone; returns
         the number added. For a database indexed before terms were written with
         the leaves: an index run calls it, never a query. One transaction, and
-        none when there is nothing to do."""
-        missing = self.conn.execute(
+        none when there is nothing to do. Skipped (no scan of the leaves) while
+        the repository is marked complete at its current leaf generation."""
+        if self._terms_complete(repository_id):
+            return 0
+        missing = self._missing_terms(repository_id)
+        stale = self.conn.execute(
+            "SELECT rowid FROM leaf_terms WHERE rowid NOT IN (SELECT id FROM leaves)"
+        ).fetchall()
+        with self.transaction():
+            self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", stale)
+            self.conn.executemany(
+                "INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)",
+                [(row[0], terms_of(row[1], row[2])) for row in missing],
+            )
+            self.conn.execute(
+                """INSERT OR REPLACE INTO leaf_terms_complete (repository_id, generation)
+                   SELECT repository_id, generation FROM leaf_generations WHERE repository_id = ?""",
+                (repository_id,),
+            )
+        return len(missing)
+
+    def _missing_terms(self, repository_id: int) -> list[tuple[int, str, str]]:
+        """(id, scope, text) of the repository's leaves without terms: a scan of all its leaves."""
+        return self.conn.execute(
             """SELECT l.id, l.scope, l.text FROM leaves l JOIN files f ON f.id = l.file_id
                WHERE f.repository_id = ? AND l.id NOT IN (SELECT rowid FROM leaf_terms)""",
             (repository_id,),
         ).fetchall()
-        stale = self.conn.execute(
-            "SELECT rowid FROM leaf_terms WHERE rowid NOT IN (SELECT id FROM leaves)"
-        ).fetchall()
-        if missing or stale:
-            with self.transaction():
-                self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", stale)
-                self.conn.executemany(
-                    "INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)",
-                    [(row[0], terms_of(row[1], row[2])) for row in missing],
-                )
-        return len(missing)
+
+    def _terms_complete(self, repository_id: int) -> bool:
+        found = self.conn.execute(
+            """SELECT 1 FROM leaf_terms_complete c JOIN leaf_generations g USING (repository_id)
+               WHERE c.repository_id = ? AND c.generation = g.generation""",
+            (repository_id,),
+        ).fetchone()
+        return found is not None
 
     def lexical_search(self, repository_id: int, match: str, limit: int) -> list[tuple[int, float]]:
         """(leaf id, BM25 score, higher is better) of the repository's best
@@ -54,10 +73,6 @@ class QueryTables(Database):
             (match, repository_id, limit),
         ).fetchall()
         return [(int(row[0]), float(row[1])) for row in rows]
-
-    def _has_table(self, name: str) -> bool:
-        found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
-        return found is not None
 
     # -- queries --------------------------------------------------------------------
 

@@ -172,6 +172,21 @@ CREATE TRIGGER IF NOT EXISTS files_deleted AFTER DELETE ON files BEGIN
         WHERE NOT EXISTS (SELECT 1 FROM leaf_generations WHERE repository_id = OLD.repository_id);
     UPDATE leaf_generations SET generation = generation + 1 WHERE repository_id = OLD.repository_id;
 END;
+-- A repository all of whose leaves had their lexical terms at this leaf generation: an index run
+-- skips the scan for missing terms while it holds. Every file this hsc writes keeps it (its leaves
+-- come with their terms); a file written without terms removes it, and a writer that does not
+-- know it (an older hsc) moves the generation on without it, so the scan runs again.
+CREATE TABLE IF NOT EXISTS leaf_terms_complete (
+    repository_id INTEGER PRIMARY KEY REFERENCES repositories(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL
+);
+-- The dotted scope every leaf of a group shares (hsc.model.common_scope), written with the group:
+-- a query that opens thousands of groups describes them without reading their leaves. A group
+-- made by an older hsc has no row until its hierarchy is built again, and is read the old way.
+CREATE TABLE IF NOT EXISTS group_scopes (
+    node_id INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
+    scope TEXT NOT NULL
+);
 -- Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
 """
