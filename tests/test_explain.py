@@ -215,10 +215,6 @@ def test_the_stamps_change_with_the_set_the_leaves_and_the_file(inventory_copy, 
     assert source_stamp(index, hierarchy_id, "missing.py") == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Index keeps a loaded hierarchy by id; another connection's index run updates it in place",
-)
 def test_a_trace_after_another_connection_reindexed_sees_the_new_leaves(inventory_copy, embedder):
     index, root = inventory_copy
     hierarchy_id = index.default_hierarchy()
