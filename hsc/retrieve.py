@@ -14,6 +14,7 @@ every group vector exactly instead, which is both faster and exact there.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,15 +149,24 @@ class TwoStageRetriever:
         leaf_vectors: np.ndarray,
         group_starts: np.ndarray,
         group_ends: np.ndarray,
-        mid_index: MidLevelIndex,
+        mid_index: MidLevelIndex | Callable[[TwoStageRetriever], MidLevelIndex],
     ) -> None:
+        """``mid_index`` is the HNSW index over the groups, or what loads or
+        builds it from this retriever: then it is made on first use, as a
+        stage 1 widened past :data:`EXACT_STAGE1_SHARE` never walks it."""
         self.leaf_vectors = leaf_vectors
         self.group_starts = group_starts
         self.group_ends = group_ends
-        self.mid_index = mid_index
+        self._mid_index = mid_index
         self.group_sizes = group_ends - group_starts
         self.group_of_row = np.repeat(np.arange(len(group_starts)), self.group_sizes)
         self._group_vectors: np.ndarray | None = None
+
+    @property
+    def mid_index(self) -> MidLevelIndex:
+        if not isinstance(self._mid_index, MidLevelIndex):
+            self._mid_index = self._mid_index(self)
+        return self._mid_index
 
     @property
     def group_vectors(self) -> np.ndarray:
@@ -176,7 +186,7 @@ class TwoStageRetriever:
             return self.mid_index.search(query, mid_level_top_k)
         # Ask for about as many groups as the budget needs, and more if they fall short.
         k = max(mid_level_top_k, int(2 * leaf_budget / max(float(np.mean(self.group_sizes)), 1.0)))
-        if k > EXACT_STAGE1_SHARE * self.mid_index.count:
+        if k > EXACT_STAGE1_SHARE * len(self.group_starts):
             return self._exact_stage_one(query, mid_level_top_k, leaf_budget, k)
         while True:
             groups = self.mid_index.search(query, k)
@@ -186,6 +196,12 @@ class TwoStageRetriever:
                 keep = int(enough[0]) + 1 if len(enough) else len(groups)
                 return groups[: max(keep, mid_level_top_k)]
             k *= 2
+
+    def _group_vector(self, ordinal: int) -> np.ndarray:
+        # The pooled matrix when stage 1 made it; else one row of the graph, not a pooling of all.
+        if self._group_vectors is None and isinstance(self._mid_index, MidLevelIndex):
+            return self._mid_index.vector(ordinal)
+        return self.group_vectors[ordinal]
 
     def _exact_stage_one(
         self, query: np.ndarray, mid_level_top_k: int, leaf_budget: int, k: int
@@ -235,7 +251,7 @@ class TwoStageRetriever:
             extra = np.array(sorted(set(lexical) - set(rows.tolist())), dtype=np.int64)
             for ordinal in {int(self.group_of_row[r]) for r in extra} - set(group_score):
                 # A group stage 1 did not pick: its score is its mean vector's, as stage 1 would give.
-                group_score[ordinal] = float(self.mid_index.vector(ordinal) @ query)
+                group_score[ordinal] = float(self._group_vector(ordinal) @ query)
             rows = np.concatenate([rows, extra])
             extra_scores = [group_score[int(o)] for o in self.group_of_row[extra]]
             owner_scores = np.concatenate([owner_scores, np.array(extra_scores, dtype=np.float32)])

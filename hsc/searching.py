@@ -20,7 +20,7 @@ import numpy as np
 
 from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec
-from hsc.hierarchy import LeafTable, mean_pool
+from hsc.hierarchy import LeafTable
 from hsc.lexical import match_expression
 from hsc.model import common_scope
 from hsc.params import Parameters, with_values
@@ -144,15 +144,19 @@ class Searching:
         mid_ids = owners[group_starts].tolist()
         path = self._side.graph_path(hierarchy_id, stamp)
         dim = table.vectors.shape[1] if len(table) else 1
-        mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
-        if mid_index is None:
-            # Pooled only when the saved index is missing: a cold query skips it.
-            group_vectors = (
-                mean_pool(table.vectors, group_starts) if len(table) else np.zeros((0, 1), np.float32)
-            )
-            mid_index = MidLevelIndex.build(group_vectors)
-            if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
-                self._side.save_graph(hierarchy_id, stamp, mid_index, dim)
+
+        def graph(retriever: TwoStageRetriever) -> MidLevelIndex:
+            # Loaded or built only when stage 1 walks it: the shipped widened stage 1 scores
+            # the groups exactly, and building the graph at 10^6 leaves takes minutes.
+            mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
+            if mid_index is None:
+                mid_index = MidLevelIndex.build(
+                    retriever.group_vectors if len(table) else np.zeros((0, 1), np.float32)
+                )
+                if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
+                    self._side.save_graph(hierarchy_id, stamp, mid_index, dim)
+            return mid_index
+
         loaded = _Loaded(
             hierarchy_id,
             stamp,
@@ -160,7 +164,7 @@ class Searching:
             group_starts,
             group_ends,
             mid_ids,
-            TwoStageRetriever(table.vectors, group_starts, group_ends, mid_index),
+            TwoStageRetriever(table.vectors, group_starts, group_ends, graph),
             {int(leaf_id): row for row, leaf_id in enumerate(table.leaf_ids)},
         )
         if cache:

@@ -48,7 +48,7 @@ def test_a_later_process_never_searches_the_graph_of_an_older_state(tmp_path):
     write_synthetic_index(database, leaves=400)
     with Index.open(database) as index:
         hierarchy_id = index.default_hierarchy()
-        index._load(hierarchy_id)  # saves the HNSW file of this state
+        assert index._load(hierarchy_id).retriever.mid_index.count  # builds and saves this state's graph
         groups_before = index.hierarchy(hierarchy_id)["group_count"]
     # An index run rewrites one file and updates the hierarchy in place, and is killed after
     # its commit, before it could remove the old HNSW file (what _update does next).
@@ -98,3 +98,24 @@ def test_an_index_that_had_the_hierarchy_loaded_sees_another_index_s_update(tmp_
         assert response.results[0].leaf_id == f"leaf:{new_ids[0]}"
     finally:
         reader.close()
+
+
+def test_the_graph_is_made_only_when_stage_one_walks_it(tmp_path):
+    database = tmp_path / "index.db"
+    write_synthetic_index(database, leaves=400)
+    with Index.open(database) as index:
+        model = index.repositories()[0]["embedding_model"]
+        probe = np.array(index.leaf_table().vectors[:3])
+    graphs = tmp_path / "hnsw"
+    with Index.open(database, embedder=SyntheticQueries(model, probe)) as index:
+        hierarchy_id = index.default_hierarchy()
+        # The shipped stage 1 (a tenth of the leaves) scores every group: no graph is needed.
+        shipped = index.query("q", hierarchy_id=hierarchy_id, record=False, mode="two-stage")
+        assert shipped.results and not list(graphs.glob("*-hnsw-*.bin"))
+        # The seed's stage 1 (the five nearest groups) walks it: built once, saved for the next process.
+        seed = Parameters(stage1_leaf_share=0.0)
+        narrow = index.query("q", hierarchy_id=hierarchy_id, params=seed, record=False, mode="two-stage")
+        assert narrow.results and len(list(graphs.glob("*-hnsw-*.bin"))) == 1
+    with Index.open(database, embedder=SyntheticQueries(model, probe[2:])) as index:
+        again = index.query("q", hierarchy_id=hierarchy_id, params=seed, record=False, mode="two-stage")
+        assert [r.leaf_id for r in again.results] and len(list(graphs.glob("*-hnsw-*.bin"))) == 1
