@@ -26,20 +26,24 @@ newline; punctuation does take the newlines after it (``:\n`` is one
 pre-token), hence the narrower rule. Each such pre-token ends the same way
 when the text stops there.
 
-So a range is counted as its partial first line, the whole lines between
-(each counted once per file and summed by prefix sums) and its partial last
-line; a partial line is counted from its whole line, less the words it lacks
-(the line's first or last word with what surrounds it, short texts that
-recur). Texts are counted once per distinct text. ``tests/test_packing.py``
-checks both splits on random texts, and ``python -m hsc.bench.chunk_check``
-that the chunker's output over a whole tree is unchanged.
+So the whole file is encoded once, and every *split point* (line cut or
+word end) is a token boundary of that encoding. A range is counted as its
+part before its first split point, the file's tokens between its first and
+last split points (two bisections), and its part after the last one; those
+parts are short texts that recur (``return``, ``):``, `` self``) and are
+counted once per distinct text. A split point strictly inside a range is a
+split point of the range's own text too (both characters it looks at lie
+inside a trimmed range), so the three counts add up to the range's.
+``tests/test_packing.py`` checks both splits on random texts and every count
+against the tokenizer's, and ``python -m hsc.bench.chunk_check`` that the
+chunker's output over a whole tree is unchanged.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,11 +55,28 @@ LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
 # Where else a count splits exactly: after a word, that is a printable ASCII character before a
 # space or tab, or a letter or digit before a newline (not punctuation: cl100k keeps `:\n` whole).
 WORD_END = re.compile(rb"[!-~](?=[ \t])|[0-9A-Za-z](?=[\r\n])")
-# Token counts of line texts by tokenizer name, shared by all files (lines repeat: blank
-# lines, `return None`, closing brackets); cleared when it holds this many texts.
+# Token counts of the texts before a range's first split point and after its last, by
+# tokenizer name, shared by all files (they recur: `return`, `self`, `):`); cleared when
+# it holds this many texts, and texts longer than _LONGEST_KEPT are not kept.
 _TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
-_TEXT_COUNTS_LIMIT = 400_000
+_TEXT_COUNTS_LIMIT = 200_000
+_LONGEST_KEPT = 64
 _LF, _CR, _SP, _TAB = 0x0A, 0x0D, 0x20, 0x09
+
+
+@dataclass
+class CountStats:
+    """How often a range's edge texts were found already counted (for benchmarks)."""
+
+    lookups: int = 0
+    encoded: int = 0  # texts sent to the tokenizer
+    files: int = 0  # files encoded whole
+
+    def kept(self) -> int:
+        return sum(len(counts) for counts in _TEXT_COUNTS.values())
+
+
+STATS = CountStats()
 
 
 class RangeCounter:
@@ -64,92 +85,76 @@ class RangeCounter:
     def __init__(self, data: bytes, counter: TokenCounter) -> None:
         self.data = data
         self.counter = counter
-        self.by_lines = bool(getattr(counter, "lines_add_up", False))
-        self.cuts = line_cuts(data) if self.by_lines else []
-        self._line_sums: list[int] | None = None  # tokens of the whole lines before each cut
+        self.by_splits = bool(getattr(counter, "lines_add_up", False)) and hasattr(counter, "token_ends")
+        self._splits: list[int] | None = None  # split points, ascending (built when first needed)
+        self._token_edges: list[int] = []  # 0 and where each token of the whole file ends
         self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
 
     def count(self, start: int, end: int) -> int:
-        """Tokens of ``start..end``: its partial first and last lines and the
-        whole lines between (exact; see the module docstring)."""
-        cuts = self.cuts
-        if not self.by_lines:
+        """Tokens of the trimmed range ``start..end`` (exact; see the module docstring)."""
+        if not self.by_splits:
             return self._count_text(start, end)
-        first = bisect_right(cuts, start)  # the first cut inside the range
-        last = bisect_left(cuts, end) - 1  # the last one
-        if first > last and not 0 < first < len(cuts):
-            return self._count_text(start, end)
-        sums = self._line_sums
-        if sums is None:
-            lines = (self._count_text(lo, hi) for lo, hi in itertools.pairwise(cuts))
-            sums = self._line_sums = [0, *itertools.accumulate(lines)]
+        splits = self._splits
+        if splits is None:
+            splits = self._encode_whole_file()
+            if not splits:
+                return self._count_text(start, end)
+        first = bisect_left(splits, start)
+        last = bisect_right(splits, end) - 1
         if first > last:
-            return self._count_within_line(start, end, first, sums)
-        return (
-            self._count_head(start, first, sums)
-            + sums[last]
-            - sums[first]
-            + self._count_tail(last, end, sums)
-        )
-
-    def _count_within_line(self, start: int, end: int, first: int, sums: list[int]) -> int:
-        """Tokens of a range inside the whole line that ends at cut ``first``:
-        the line's count, less its parts before the range's first word end and
-        after its last one, plus the range's own parts there."""
-        cuts = self.cuts
-        words = list(WORD_END.finditer(self.data, start, end))
-        if not words:
             return self._count_text(start, end)
-        line_start, line_end = cuts[first - 1], cuts[first]
-        head, tail = words[0].end(), words[-1].end()
-        line = sums[first] - sums[first - 1]
-        return (
-            line
-            - self._count_text(line_start, head)
-            - self._count_text(tail, line_end)
-            + self._count_text(start, head)
-            + self._count_text(tail, end)
-        )
+        head, tail = splits[first], splits[last]
+        edges = self._token_edges
+        between = bisect_left(edges, tail) - bisect_left(edges, head)
+        head_tokens = self._count_text(start, head) if head > start else 0
+        return head_tokens + between + (self._count_text(tail, end) if end > tail else 0)
 
-    def _count_head(self, start: int, first: int, sums: list[int]) -> int:
-        """Tokens of ``start`` up to the line cut ``first``: from the whole line's
-        count when ``start`` is inside a whole line and a word end follows it
-        (both split the count exactly), so only the line's first word is counted."""
-        cuts = self.cuts
-        cut = cuts[first]
-        if first > 0:
-            line_start = cuts[first - 1]
-            line = sums[first] - sums[first - 1]
-            if start == line_start:
-                return line
-            word = WORD_END.search(self.data, start, cut)
-            if word is not None:
-                split = word.end()
-                return self._count_text(start, split) + line - self._count_text(line_start, split)
-        return self._count_text(start, cut)
-
-    def _count_tail(self, last: int, end: int, sums: list[int]) -> int:
-        """Tokens of the line cut ``last`` up to ``end``, inside a line: from the
-        whole line's count and its last word end before ``end``."""
-        cuts = self.cuts
-        line_start = cuts[last]
-        if last + 1 < len(cuts):
-            split = None
-            for word in WORD_END.finditer(self.data, line_start, end):
-                split = word.end()
-            if split is not None:
-                line = sums[last + 1] - sums[last]
-                return line - self._count_text(split, cuts[last + 1]) + self._count_text(split, end)
-        return self._count_text(line_start, end)
+    def _encode_whole_file(self) -> list[int]:
+        """Encode the file once; its split points, all token edges by the proof
+        above (checked: should one not be, the file's ranges are counted
+        whole instead and no split point is returned)."""
+        STATS.files += 1
+        ends = self.counter.token_ends(self.data.decode("utf-8"))  # type: ignore[attr-defined]
+        points = split_points(self.data)
+        edges = np.concatenate(([0], ends))
+        at = np.searchsorted(edges, points)
+        if len(points) and not np.array_equal(edges[np.minimum(at, len(edges) - 1)], points):
+            self._splits = []
+            return []
+        self._token_edges = edges.tolist()
+        self._splits = points.tolist()
+        return self._splits
 
     def _count_text(self, lo: int, hi: int) -> int:
         piece = self.data[lo:hi]
+        STATS.lookups += 1
         tokens = self._text_counts.get(piece)
         if tokens is None:
-            if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
-                self._text_counts.clear()
-            tokens = self._text_counts[piece] = self.counter.count(piece.decode("utf-8"))
+            STATS.encoded += 1
+            tokens = self.counter.count(piece.decode("utf-8"))
+            if hi - lo <= _LONGEST_KEPT:
+                if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
+                    self._text_counts.clear()
+                self._text_counts[piece] = tokens
         return tokens
+
+
+def split_points(data: bytes) -> np.ndarray:
+    """Where ``LINE_CUT`` or ``WORD_END`` matches end, ascending."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    if len(codes) < 2:
+        return np.zeros(0, dtype=np.int64)
+    before, after = codes[:-1], codes[1:]
+    breaks = (after == _LF) | (after == _CR)
+    printable = (before >= 0x21) & (before <= 0x7E)
+    alnum = (
+        ((before >= 0x30) & (before <= 0x39))
+        | ((before >= 0x41) & (before <= 0x5A))
+        | ((before >= 0x61) & (before <= 0x7A))
+    )
+    word_ends = (printable & ((after == _SP) | (after == _TAB))) | (alnum & breaks)
+    points = np.flatnonzero(word_ends) + 1
+    return np.union1d(points, np.asarray(line_cuts(data), dtype=np.int64))
 
 
 def line_cuts(data: bytes) -> list[int]:
