@@ -41,8 +41,11 @@ chunker's output over a whole tree is unchanged.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from bisect import bisect_left, bisect_right
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,10 +60,10 @@ LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
 WORD_END = re.compile(rb"[!-~](?=[ \t])|[0-9A-Za-z](?=[\r\n])")
 # Token counts of the texts before a range's first split point and after its last, by
 # tokenizer name, shared by all files (they recur: `return`, `self`, `):`); cleared when
-# it holds this many texts, and texts longer than _LONGEST_KEPT are not kept.
+# it holds this many texts, and texts longer than LONGEST_KEPT are not kept.
 _TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
-_TEXT_COUNTS_LIMIT = 200_000
-_LONGEST_KEPT = 64
+TEXT_COUNTS_LIMIT = 200_000
+LONGEST_KEPT = 64
 _LF, _CR, _SP, _TAB = 0x0A, 0x0D, 0x20, 0x09
 
 
@@ -75,20 +78,34 @@ class CountStats:
     def kept(self) -> int:
         return sum(len(counts) for counts in _TEXT_COUNTS.values())
 
+    def kept_bytes(self) -> int:
+        """Memory the kept texts take (the texts as bytes objects and the dictionaries)."""
+        return sum(
+            sys.getsizeof(counts) + sum(sys.getsizeof(text) for text in counts)
+            for counts in _TEXT_COUNTS.values()
+        )
+
 
 STATS = CountStats()
 
 
 class RangeCounter:
-    """Exact token counts of trimmed ranges of one file's bytes."""
+    """Exact token counts of trimmed ranges of one file's bytes.
 
-    def __init__(self, data: bytes, counter: TokenCounter) -> None:
+    ``background``: encode the whole file in a thread from now on (the
+    tokenizer releases the GIL), so that it runs while the caller parses.
+    """
+
+    def __init__(self, data: bytes, counter: TokenCounter, background: bool = False) -> None:
         self.data = data
         self.counter = counter
         self.by_splits = bool(getattr(counter, "lines_add_up", False)) and hasattr(counter, "token_ends")
-        self._splits: list[int] | None = None  # split points, ascending (built when first needed)
+        self._splits: list[int] | None = None  # split points, ascending (once the file is encoded)
         self._token_edges: list[int] = []  # 0 and where each token of the whole file ends
         self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
+        self._pending: Future[tuple[list[int], list[int]]] | None = None
+        if self.by_splits and background and ENCODE_IN_BACKGROUND:
+            self._pending = _encoder_thread().submit(whole_file_edges, data, counter)
 
     def count(self, start: int, end: int) -> int:
         """Tokens of the trimmed range ``start..end`` (exact; see the module docstring)."""
@@ -96,9 +113,10 @@ class RangeCounter:
             return self._count_text(start, end)
         splits = self._splits
         if splits is None:
-            splits = self._encode_whole_file()
-            if not splits:
-                return self._count_text(start, end)
+            pending = self._pending
+            found = pending.result() if pending is not None else whole_file_edges(self.data, self.counter)
+            self._splits, self._token_edges = found
+            splits = found[0]
         first = bisect_left(splits, start)
         last = bisect_right(splits, end) - 1
         if first > last:
@@ -109,22 +127,6 @@ class RangeCounter:
         head_tokens = self._count_text(start, head) if head > start else 0
         return head_tokens + between + (self._count_text(tail, end) if end > tail else 0)
 
-    def _encode_whole_file(self) -> list[int]:
-        """Encode the file once; its split points, all token edges by the proof
-        above (checked: should one not be, the file's ranges are counted
-        whole instead and no split point is returned)."""
-        STATS.files += 1
-        ends = self.counter.token_ends(self.data.decode("utf-8"))  # type: ignore[attr-defined]
-        points = split_points(self.data)
-        edges = np.concatenate(([0], ends))
-        at = np.searchsorted(edges, points)
-        if len(points) and not np.array_equal(edges[np.minimum(at, len(edges) - 1)], points):
-            self._splits = []
-            return []
-        self._token_edges = edges.tolist()
-        self._splits = points.tolist()
-        return self._splits
-
     def _count_text(self, lo: int, hi: int) -> int:
         piece = self.data[lo:hi]
         STATS.lookups += 1
@@ -132,11 +134,39 @@ class RangeCounter:
         if tokens is None:
             STATS.encoded += 1
             tokens = self.counter.count(piece.decode("utf-8"))
-            if hi - lo <= _LONGEST_KEPT:
-                if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
+            if hi - lo <= LONGEST_KEPT:
+                if len(self._text_counts) >= TEXT_COUNTS_LIMIT:
                     self._text_counts.clear()
                 self._text_counts[piece] = tokens
         return tokens
+
+
+def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], list[int]]:
+    """The file's split points and its token edges (0 and where each token ends), from one
+    encoding of the whole file. Every split point is a token edge by the proof above;
+    this is checked, and should one not be, no split point is returned (each range is
+    then counted whole)."""
+    STATS.files += 1
+    ends = counter.token_ends(data.decode("utf-8"))  # type: ignore[attr-defined]
+    points = split_points(data)
+    edges = np.concatenate(([0], ends))
+    at = np.minimum(np.searchsorted(edges, points), len(edges) - 1)
+    if not np.array_equal(edges[at], points):
+        return [], []
+    return points.tolist(), edges.tolist()
+
+
+_ENCODER: tuple[int, ThreadPoolExecutor] | None = None
+# Whether RangeCounter(background=True) uses the thread at all (``bench chunk`` times both).
+ENCODE_IN_BACKGROUND = True
+
+
+def _encoder_thread() -> ThreadPoolExecutor:
+    """One thread per process for whole-file encodings (a forked child makes its own)."""
+    global _ENCODER
+    if _ENCODER is None or _ENCODER[0] != os.getpid():
+        _ENCODER = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsc-tokens"))
+    return _ENCODER[1]
 
 
 def split_points(data: bytes) -> np.ndarray:
@@ -145,22 +175,27 @@ def split_points(data: bytes) -> np.ndarray:
     if len(codes) < 2:
         return np.zeros(0, dtype=np.int64)
     before, after = codes[:-1], codes[1:]
-    breaks = (after == _LF) | (after == _CR)
+    after_break = (after == _LF) | (after == _CR)
     printable = (before >= 0x21) & (before <= 0x7E)
     alnum = (
         ((before >= 0x30) & (before <= 0x39))
         | ((before >= 0x41) & (before <= 0x5A))
         | ((before >= 0x61) & (before <= 0x7A))
     )
-    word_ends = (printable & ((after == _SP) | (after == _TAB))) | (alnum & breaks)
-    points = np.flatnonzero(word_ends) + 1
-    return np.union1d(points, np.asarray(line_cuts(data), dtype=np.int64))
+    points = (printable & ((after == _SP) | (after == _TAB))) | (alnum & after_break)
+    # Word ends follow a printable character and line cuts a newline: never the same point.
+    merged = np.concatenate((np.flatnonzero(points) + 1, _line_cuts(codes)))
+    merged.sort()
+    return merged
 
 
 def line_cuts(data: bytes) -> list[int]:
     """Where ``LINE_CUT`` matches end: just after each ``\\r`` or ``\\n`` whose next
     line starts with spaces or tabs and then a printable ASCII character."""
-    codes = np.frombuffer(data, dtype=np.uint8)
+    return _line_cuts(np.frombuffer(data, dtype=np.uint8)).tolist()  # type: ignore[no-any-return]
+
+
+def _line_cuts(codes: np.ndarray) -> np.ndarray:
     size = len(codes)
     # For each position, the first position at or after it that is not a space or tab.
     positions = np.arange(size + 1)
@@ -171,4 +206,4 @@ def line_cuts(data: bytes) -> list[int]:
     solid = next_solid[after_break]
     printable = np.zeros(size + 1, dtype=bool)
     printable[:size] = (codes >= 0x21) & (codes <= 0x7E)
-    return after_break[printable[solid]].tolist()  # type: ignore[no-any-return]
+    return after_break[printable[solid]]
