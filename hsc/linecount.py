@@ -157,8 +157,9 @@ def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], lis
 
 
 _ENCODER: tuple[int, ThreadPoolExecutor] | None = None
-# Whether RangeCounter(background=True) uses the thread at all (``bench chunk`` times both).
-ENCODE_IN_BACKGROUND = True
+# Whether RangeCounter(background=True) uses the thread at all: not on one core, where it
+# could only take turns with the parse (``bench chunk`` times both ways).
+ENCODE_IN_BACKGROUND = (os.cpu_count() or 1) > 1
 
 
 def _encoder_thread() -> ThreadPoolExecutor:

@@ -5,9 +5,9 @@ the ratio holds on a machine shared with other work even when the absolute
 seconds do not; the CPU seconds of this process (``time.process_time``, all
 its threads) are reported beside the wall-clock ones, as other work on the
 machine inflates them less. The cut includes reading the file, its own parse
-and the facts it records. Each file is cut twice, as the chunker does it (the
-file's tokens counted in a thread while it is parsed) and on one thread only
-(``*_one_thread``), in alternating order; the ranges' edge-text cache is
+and the facts it records. Each file is cut twice, with its tokens counted in a
+thread while it is parsed (the chunker's way on 2 cores or more) and on one
+thread only (``*_one_thread``), in alternating order; the ranges' edge-text cache is
 reported (``edge_texts``). Then the same files are cut again in a pool of
 worker processes, one per core, for the wall-clock time a pool takes (each
 worker sends back only its leaf count; the pipeline decides what it sends).
@@ -40,6 +40,7 @@ def bench_chunk(root: Path | None = None, workers: int | None = None) -> dict[st
     statuses: dict[str, int] = {}
     counted: list[str] = []
     lookups, encoded = linecount.STATS.lookups, linecount.STATS.encoded
+    chunker_default = linecount.ENCODE_IN_BACKGROUND
     for index, rel_path in enumerate(paths):
         language = detect_language(rel_path)
         if language in AST_LANGUAGES:
@@ -57,7 +58,7 @@ def bench_chunk(root: Path | None = None, workers: int | None = None) -> dict[st
             started, started_cpu = time.perf_counter(), time.process_time()
             parsed = load_file(root, rel_path, params, settings, counter)
             elapsed[background] = (time.perf_counter() - started, time.process_time() - started_cpu)
-        linecount.ENCODE_IN_BACKGROUND = True
+        linecount.ENCODE_IN_BACKGROUND = chunker_default
         statuses[parsed.report.status] = statuses.get(parsed.report.status, 0) + 1
         if language not in AST_LANGUAGES or not parsed.leaves:
             continue  # only files both sides parsed count towards the ratio
