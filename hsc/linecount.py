@@ -1,4 +1,4 @@
-r"""Token counts of ranges of one file's bytes, each line counted once.
+r"""Token counts of ranges of one file's bytes, the file encoded once.
 
 With cl100k (``TokenCounter.lines_add_up``) the count of a text splits
 exactly at a *line cut*, a position right after ``\r`` or ``\n`` where the
@@ -73,7 +73,6 @@ class CountStats:
 
     lookups: int = 0
     encoded: int = 0  # texts sent to the tokenizer
-    files: int = 0  # files encoded whole
 
     def kept(self) -> int:
         return sum(len(counts) for counts in _TEXT_COUNTS.values())
@@ -146,7 +145,6 @@ def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], lis
     encoding of the whole file. Every split point is a token edge by the proof above;
     this is checked, and should one not be, no split point is returned (each range is
     then counted whole)."""
-    STATS.files += 1
     ends = counter.token_ends(data.decode("utf-8"))  # type: ignore[attr-defined]
     points = split_points(data)
     edges = np.concatenate(([0], ends))

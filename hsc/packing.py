@@ -12,8 +12,8 @@ least one token's worth of text, so a range of at most ``maximum`` bytes fits
 without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
 allowed token is taken as too big without being counted either.
 
-Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which counts
-whole lines once per file.
+Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which encodes
+each file once.
 
 :class:`Packer` knows nothing of syntax: ``hsc.cut`` (syntax trees) and
 ``hsc.prose`` (Markdown and plain text) cut a file into atoms and hand them
