@@ -6,7 +6,7 @@ seconds do not; the CPU seconds of this process (``time.process_time``, all
 its threads) are reported beside the wall-clock ones, as other work on the
 machine inflates them less. The cut includes reading the file, its own parse
 and the facts it records. Each file is cut twice, with its tokens counted in a
-thread while it is parsed (the chunker's way on 2 cores or more) and on one
+thread while it is parsed (the chunker's way when a core is idle) and on one
 thread only (``*_one_thread``), in alternating order; the ranges' edge-text cache is
 reported (``edge_texts``). Then the same files are cut again in a pool of
 worker processes, one per core, for the wall-clock time a pool takes (each
