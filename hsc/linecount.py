@@ -103,7 +103,7 @@ class RangeCounter:
         self._token_edges: list[int] = []  # 0 and where each token of the whole file ends
         self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
         self._pending: Future[tuple[list[int], list[int]]] | None = None
-        if self.by_splits and background and _background_pays():
+        if self.by_splits and background and ENCODE_IN_BACKGROUND:
             self._pending = _encoder_thread().submit(whole_file_edges, data, counter)
 
     def count(self, start: int, end: int) -> int:
@@ -155,20 +155,10 @@ def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], lis
 
 
 _ENCODER: tuple[int, ThreadPoolExecutor] | None = None
-# Whether RangeCounter(background=True) uses the thread: True, False, or None for when a
-# core is idle (by the last minute's load average). A busy machine has no core to give it:
-# there it made the cut slower (``bench chunk`` times both ways in one run).
-ENCODE_IN_BACKGROUND: bool | None = None
-
-
-def _background_pays() -> bool:
-    if ENCODE_IN_BACKGROUND is not None:
-        return ENCODE_IN_BACKGROUND
-    cores = os.cpu_count() or 1
-    try:
-        return os.getloadavg()[0] < cores - 1
-    except OSError:  # no load average on this system
-        return cores > 1
+# Whether RangeCounter(background=True) uses the thread. Off: on a shared 2-core machine
+# (load average 3.5 to 11) the cut took more wall time with it in every run, and more CPU
+# (``bench chunk`` times both ways in one run, so a quieter machine can say otherwise).
+ENCODE_IN_BACKGROUND = False
 
 
 def _encoder_thread() -> ThreadPoolExecutor:
