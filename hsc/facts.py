@@ -51,6 +51,11 @@ def _last_row(node: Any) -> int:
     return int(row if column > 0 or row == node.start_point[0] else row - 1)
 
 
+# The statements bound_function and prototype_name can say yes to (they check first).
+DECLARATION_TYPES = ("lexical_declaration", "variable_declaration")
+PROTOTYPE_TYPES = ("declaration", "field_declaration")
+
+
 @lru_cache(maxsize=32)
 def _identifier_query(language: str) -> Query | None:
     grammar = get_language(language)  # type: ignore[arg-type]
@@ -70,6 +75,7 @@ class FactReader:
         self.definitions: list[Definition] = []
         self._defined_at: list[tuple[int, str]] = []  # (byte, name) of definitions and module variables
         self._imports_at: list[tuple[int, str]] = []
+        self.declares_prototypes = language in ("c", "cpp")  # the only ones prototype_name reads
 
     def text(self, node: Any) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
@@ -89,14 +95,17 @@ class FactReader:
             child_type = child.type
             if child_type in COMMENT_TYPES:
                 continue
-            if is_definition(self.data, child) or self.bound_function(child):
+            if is_definition(self.data, child) or (
+                child_type in DECLARATION_TYPES and self.bound_function(child)
+            ):
                 self.definition(child, scope, parent_kind)
                 continue
-            prototype = prototype_name(self.data, child, self.language)
-            if prototype is not None:
-                kind = "method" if parent_kind in TYPE_KINDS else "function"
-                self.definitions.append(self._made(child, scope, kind, prototype))
-                continue
+            if self.declares_prototypes and child_type in PROTOTYPE_TYPES:
+                prototype = prototype_name(self.data, child, self.language)
+                if prototype is not None:
+                    kind = "method" if parent_kind in TYPE_KINDS else "function"
+                    self.definitions.append(self._made(child, scope, kind, prototype))
+                    continue
             if top:
                 self.module_statement(child)
             elif self.language == "java" and child_type == "field_declaration":
@@ -160,7 +169,7 @@ class FactReader:
     def bound_function(self, node: Any) -> bool:
         """``const f = (( ... ) => ...) as F``: a function value behind parentheses or a type assertion
         (the cutter keeps such a statement whole; the facts still name the function)."""
-        if node.type not in ("lexical_declaration", "variable_declaration"):
+        if node.type not in DECLARATION_TYPES:
             return False
         declarators = [c for c in node.named_children if c.type == "variable_declarator"]
         return (

@@ -1,4 +1,4 @@
-r"""Token counts of ranges of one file's bytes, each line counted once.
+r"""Token counts of ranges of one file's bytes, the file encoded once.
 
 With cl100k (``TokenCounter.lines_add_up``) the count of a text splits
 exactly at a *line cut*, a position right after ``\r`` or ``\n`` where the
@@ -26,20 +26,27 @@ newline; punctuation does take the newlines after it (``:\n`` is one
 pre-token), hence the narrower rule. Each such pre-token ends the same way
 when the text stops there.
 
-So a range is counted as its partial first line, the whole lines between
-(each counted once per file and summed by prefix sums) and its partial last
-line; a partial line is counted from its whole line, less the words it lacks
-(the line's first or last word with what surrounds it, short texts that
-recur). Texts are counted once per distinct text. ``tests/test_packing.py``
-checks both splits on random texts, and ``python -m hsc.bench.chunk_check``
-that the chunker's output over a whole tree is unchanged.
+So the whole file is encoded once, and every *split point* (line cut or
+word end) is a token boundary of that encoding. A range is counted as its
+part before its first split point, the file's tokens between its first and
+last split points (two bisections), and its part after the last one; those
+parts are short texts that recur (``return``, ``):``, `` self``) and are
+counted once per distinct text. A split point strictly inside a range is a
+split point of the range's own text too (both characters it looks at lie
+inside a trimmed range), so the three counts add up to the range's.
+``tests/test_packing.py`` checks both splits on random texts and every count
+against the tokenizer's, and ``python -m hsc.bench.chunk_check`` that the
+chunker's output over a whole tree is unchanged.
 """
 
 from __future__ import annotations
 
-import itertools
+import os
 import re
+import sys
 from bisect import bisect_left, bisect_right
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,111 +58,144 @@ LINE_CUT = re.compile(rb"[\r\n](?=[ \t]*[!-~])")
 # Where else a count splits exactly: after a word, that is a printable ASCII character before a
 # space or tab, or a letter or digit before a newline (not punctuation: cl100k keeps `:\n` whole).
 WORD_END = re.compile(rb"[!-~](?=[ \t])|[0-9A-Za-z](?=[\r\n])")
-# Token counts of line texts by tokenizer name, shared by all files (lines repeat: blank
-# lines, `return None`, closing brackets); cleared when it holds this many texts.
+# Token counts of the texts before a range's first split point and after its last, by
+# tokenizer name, shared by all files (they recur: `return`, `self`, `):`); cleared when
+# it holds this many texts, and texts longer than LONGEST_KEPT are not kept.
 _TEXT_COUNTS: dict[str, dict[bytes, int]] = {}
-_TEXT_COUNTS_LIMIT = 400_000
+TEXT_COUNTS_LIMIT = 200_000
+LONGEST_KEPT = 64
 _LF, _CR, _SP, _TAB = 0x0A, 0x0D, 0x20, 0x09
 
 
-class RangeCounter:
-    """Exact token counts of trimmed ranges of one file's bytes."""
+@dataclass
+class CountStats:
+    """How often a range's edge texts were found already counted (for benchmarks)."""
 
-    def __init__(self, data: bytes, counter: TokenCounter) -> None:
+    lookups: int = 0
+    encoded: int = 0  # texts sent to the tokenizer
+
+    def kept(self) -> int:
+        return sum(len(counts) for counts in _TEXT_COUNTS.values())
+
+    def kept_bytes(self) -> int:
+        """Memory the kept texts take (the texts as bytes objects and the dictionaries)."""
+        return sum(
+            sys.getsizeof(counts) + sum(sys.getsizeof(text) for text in counts)
+            for counts in _TEXT_COUNTS.values()
+        )
+
+
+STATS = CountStats()
+
+
+class RangeCounter:
+    """Exact token counts of trimmed ranges of one file's bytes.
+
+    ``background``: encode the whole file in a thread from now on (the
+    tokenizer releases the GIL), so that it runs while the caller parses.
+    """
+
+    def __init__(self, data: bytes, counter: TokenCounter, background: bool = False) -> None:
         self.data = data
         self.counter = counter
-        self.by_lines = bool(getattr(counter, "lines_add_up", False))
-        self.cuts = line_cuts(data) if self.by_lines else []
-        self._line_sums: list[int] | None = None  # tokens of the whole lines before each cut
+        self.by_splits = bool(getattr(counter, "lines_add_up", False)) and hasattr(counter, "token_ends")
+        self._splits: list[int] | None = None  # split points, ascending (once the file is encoded)
+        self._token_edges: list[int] = []  # 0 and where each token of the whole file ends
         self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
+        self._pending: Future[tuple[list[int], list[int]]] | None = None
+        if self.by_splits and background and ENCODE_IN_BACKGROUND:
+            self._pending = _encoder_thread().submit(whole_file_edges, data, counter)
 
     def count(self, start: int, end: int) -> int:
-        """Tokens of ``start..end``: its partial first and last lines and the
-        whole lines between (exact; see the module docstring)."""
-        cuts = self.cuts
-        if not self.by_lines:
+        """Tokens of the trimmed range ``start..end`` (exact; see the module docstring)."""
+        if not self.by_splits:
             return self._count_text(start, end)
-        first = bisect_right(cuts, start)  # the first cut inside the range
-        last = bisect_left(cuts, end) - 1  # the last one
-        if first > last and not 0 < first < len(cuts):
-            return self._count_text(start, end)
-        sums = self._line_sums
-        if sums is None:
-            lines = (self._count_text(lo, hi) for lo, hi in itertools.pairwise(cuts))
-            sums = self._line_sums = [0, *itertools.accumulate(lines)]
+        splits = self._splits
+        if splits is None:
+            pending = self._pending
+            found = pending.result() if pending is not None else whole_file_edges(self.data, self.counter)
+            self._splits, self._token_edges = found
+            splits = found[0]
+        first = bisect_left(splits, start)
+        last = bisect_right(splits, end) - 1
         if first > last:
-            return self._count_within_line(start, end, first, sums)
-        return (
-            self._count_head(start, first, sums)
-            + sums[last]
-            - sums[first]
-            + self._count_tail(last, end, sums)
-        )
-
-    def _count_within_line(self, start: int, end: int, first: int, sums: list[int]) -> int:
-        """Tokens of a range inside the whole line that ends at cut ``first``:
-        the line's count, less its parts before the range's first word end and
-        after its last one, plus the range's own parts there."""
-        cuts = self.cuts
-        words = list(WORD_END.finditer(self.data, start, end))
-        if not words:
             return self._count_text(start, end)
-        line_start, line_end = cuts[first - 1], cuts[first]
-        head, tail = words[0].end(), words[-1].end()
-        line = sums[first] - sums[first - 1]
-        return (
-            line
-            - self._count_text(line_start, head)
-            - self._count_text(tail, line_end)
-            + self._count_text(start, head)
-            + self._count_text(tail, end)
-        )
-
-    def _count_head(self, start: int, first: int, sums: list[int]) -> int:
-        """Tokens of ``start`` up to the line cut ``first``: from the whole line's
-        count when ``start`` is inside a whole line and a word end follows it
-        (both split the count exactly), so only the line's first word is counted."""
-        cuts = self.cuts
-        cut = cuts[first]
-        if first > 0:
-            line_start = cuts[first - 1]
-            line = sums[first] - sums[first - 1]
-            if start == line_start:
-                return line
-            word = WORD_END.search(self.data, start, cut)
-            if word is not None:
-                split = word.end()
-                return self._count_text(start, split) + line - self._count_text(line_start, split)
-        return self._count_text(start, cut)
-
-    def _count_tail(self, last: int, end: int, sums: list[int]) -> int:
-        """Tokens of the line cut ``last`` up to ``end``, inside a line: from the
-        whole line's count and its last word end before ``end``."""
-        cuts = self.cuts
-        line_start = cuts[last]
-        if last + 1 < len(cuts):
-            split = None
-            for word in WORD_END.finditer(self.data, line_start, end):
-                split = word.end()
-            if split is not None:
-                line = sums[last + 1] - sums[last]
-                return line - self._count_text(split, cuts[last + 1]) + self._count_text(split, end)
-        return self._count_text(line_start, end)
+        head, tail = splits[first], splits[last]
+        edges = self._token_edges
+        between = bisect_left(edges, tail) - bisect_left(edges, head)
+        head_tokens = self._count_text(start, head) if head > start else 0
+        return head_tokens + between + (self._count_text(tail, end) if end > tail else 0)
 
     def _count_text(self, lo: int, hi: int) -> int:
         piece = self.data[lo:hi]
+        STATS.lookups += 1
         tokens = self._text_counts.get(piece)
         if tokens is None:
-            if len(self._text_counts) >= _TEXT_COUNTS_LIMIT:
-                self._text_counts.clear()
-            tokens = self._text_counts[piece] = self.counter.count(piece.decode("utf-8"))
+            STATS.encoded += 1
+            tokens = self.counter.count(piece.decode("utf-8"))
+            if hi - lo <= LONGEST_KEPT:
+                if len(self._text_counts) >= TEXT_COUNTS_LIMIT:
+                    self._text_counts.clear()
+                self._text_counts[piece] = tokens
         return tokens
+
+
+def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], list[int]]:
+    """The file's split points and its token edges (0 and where each token ends), from one
+    encoding of the whole file. Every split point is a token edge by the proof above;
+    this is checked, and should one not be, no split point is returned (each range is
+    then counted whole)."""
+    ends = counter.token_ends(data.decode("utf-8"))  # type: ignore[attr-defined]
+    points = split_points(data)
+    edges = np.concatenate(([0], ends))
+    at = np.minimum(np.searchsorted(edges, points), len(edges) - 1)
+    if not np.array_equal(edges[at], points):
+        return [], []
+    return points.tolist(), edges.tolist()
+
+
+_ENCODER: tuple[int, ThreadPoolExecutor] | None = None
+# Whether RangeCounter(background=True) uses the thread. Off: on a shared 2-core machine
+# (load average 3.5 to 11) the cut took more wall time with it in every run, and more CPU
+# (``bench chunk`` times both ways in one run, so a quieter machine can say otherwise).
+ENCODE_IN_BACKGROUND = False
+
+
+def _encoder_thread() -> ThreadPoolExecutor:
+    """One thread per process for whole-file encodings (a forked child makes its own)."""
+    global _ENCODER
+    if _ENCODER is None or _ENCODER[0] != os.getpid():
+        _ENCODER = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsc-tokens"))
+    return _ENCODER[1]
+
+
+def split_points(data: bytes) -> np.ndarray:
+    """Where ``LINE_CUT`` or ``WORD_END`` matches end, ascending."""
+    codes = np.frombuffer(data, dtype=np.uint8)
+    if len(codes) < 2:
+        return np.zeros(0, dtype=np.int64)
+    before, after = codes[:-1], codes[1:]
+    after_break = (after == _LF) | (after == _CR)
+    printable = (before >= 0x21) & (before <= 0x7E)
+    alnum = (
+        ((before >= 0x30) & (before <= 0x39))
+        | ((before >= 0x41) & (before <= 0x5A))
+        | ((before >= 0x61) & (before <= 0x7A))
+    )
+    points = (printable & ((after == _SP) | (after == _TAB))) | (alnum & after_break)
+    # Word ends follow a printable character and line cuts a newline: never the same point.
+    merged = np.concatenate((np.flatnonzero(points) + 1, _line_cuts(codes)))
+    merged.sort()
+    return merged
 
 
 def line_cuts(data: bytes) -> list[int]:
     """Where ``LINE_CUT`` matches end: just after each ``\\r`` or ``\\n`` whose next
     line starts with spaces or tabs and then a printable ASCII character."""
-    codes = np.frombuffer(data, dtype=np.uint8)
+    return _line_cuts(np.frombuffer(data, dtype=np.uint8)).tolist()  # type: ignore[no-any-return]
+
+
+def _line_cuts(codes: np.ndarray) -> np.ndarray:
     size = len(codes)
     # For each position, the first position at or after it that is not a space or tab.
     positions = np.arange(size + 1)
@@ -166,4 +206,4 @@ def line_cuts(data: bytes) -> list[int]:
     solid = next_solid[after_break]
     printable = np.zeros(size + 1, dtype=bool)
     printable[:size] = (codes >= 0x21) & (codes <= 0x7E)
-    return after_break[printable[solid]].tolist()  # type: ignore[no-any-return]
+    return after_break[printable[solid]]

@@ -12,8 +12,8 @@ least one token's worth of text, so a range of at most ``maximum`` bytes fits
 without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
 allowed token is taken as too big without being counted either.
 
-Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which counts
-whole lines once per file.
+Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which encodes
+each file once.
 
 :class:`Packer` knows nothing of syntax: ``hsc.cut`` (syntax trees) and
 ``hsc.prose`` (Markdown and plain text) cut a file into atoms and hand them
@@ -79,7 +79,9 @@ class Piece:
 class Packer:
     """Cuts and packs ranges of one file's bytes; caches token counts by trimmed range."""
 
-    def __init__(self, data: bytes, params: Parameters, counter: TokenCounter) -> None:
+    def __init__(
+        self, data: bytes, params: Parameters, counter: TokenCounter, background: bool = False
+    ) -> None:
         self.data = data
         self.counter = counter
         self.maximum = params.maximum_chunk_token_length
@@ -87,7 +89,7 @@ class Packer:
         self.newlines = _newlines(data)
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
-        self._ranges = RangeCounter(data, counter)
+        self._ranges = RangeCounter(data, counter, background)  # background: see RangeCounter
 
     # ----------------------------------------------------------------- ranges
 

@@ -98,8 +98,9 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
+    # The file's tokens are counted in a thread while it is parsed here.
+    cutter = SyntaxCutter(data, params, counter, background=True)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
-    cutter = SyntaxCutter(data, params, counter)
     scope = module_name(rel_path)
     if root.child_count:
         pieces = cutter.container_pieces(root.children, 0, len(data), scope, ())

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 from typing import Protocol
 
+import numpy as np
 import tiktoken
 
 from hsc.params import DEFAULT_TOKENIZER
@@ -45,9 +46,20 @@ class TiktokenCounter:
         # begins with spaces or tabs then a printable ASCII character: true of
         # cl100k's pattern (proof in hsc.linecount), not of GPT-2's, say.
         self.lines_add_up = getattr(self._encoding, "_pat_str", None) == CL100K_PATTERN
+        self._token_sizes: np.ndarray | None = None  # bytes of each token, by id (built when first needed)
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))
+
+    def token_ends(self, text: str) -> np.ndarray:
+        """Where each token of ``text`` ends, as offsets into its UTF-8 bytes, in order
+        (tokens as ``count`` makes them: special-token text is plain text)."""
+        if self._token_sizes is None:
+            self._token_sizes = _token_sizes(self._encoding)
+        # encode_to_numpy skips building a list of ints; with no special token allowed
+        # or disallowed it encodes as encode_ordinary does (tested).
+        tokens = self._encoding.encode_to_numpy(text, disallowed_special=())
+        return np.cumsum(self._token_sizes[tokens])
 
     def split(self, text: str, max_tokens: int) -> list[str]:
         """Cut ``text`` into consecutive pieces of at most ``max_tokens`` tokens
@@ -65,6 +77,17 @@ class TiktokenCounter:
             pieces.append(piece)
             start = end
         return pieces
+
+
+def _token_sizes(encoding: tiktoken.Encoding) -> np.ndarray:
+    """Length in bytes of each token id's text (0 for ids the encoding lacks)."""
+    sizes = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+    for token in range(len(sizes)):
+        try:
+            sizes[token] = len(encoding.decode_single_token_bytes(token))
+        except KeyError:
+            continue
+    return sizes
 
 
 @lru_cache(maxsize=4)

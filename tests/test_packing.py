@@ -5,14 +5,16 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsc import packing
-from hsc.linecount import LINE_CUT, WORD_END, line_cuts
+from hsc import linecount, packing
+from hsc.linecount import LINE_CUT, WORD_END, line_cuts, split_points
 from hsc.packing import Packer
 from hsc.params import Parameters
-from hsc.tokens import get_counter
+from hsc.tokens import TiktokenCounter, get_counter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,
@@ -48,6 +50,23 @@ def test_line_cuts_are_where_the_pattern_matches(text: str) -> None:
 
 
 @SETTINGS
+@given(st.lists(st.sampled_from([*ALPHABET, "<|endoftext|>"]), max_size=80).map("".join))
+def test_every_split_point_is_a_token_edge_of_the_whole_text(text: str) -> None:
+    counter = get_counter()
+    data = text.encode("utf-8")
+    points = split_points(data).tolist()
+    assert points == sorted(
+        {match.end() for pattern in (LINE_CUT, WORD_END) for match in pattern.finditer(data)}
+    )
+    ends = counter.token_ends(text).tolist()
+    tokens = counter._encoding.encode_ordinary(text)
+    assert len(ends) == len(tokens) == counter.count(text)
+    sizes = [len(counter._encoding.decode_single_token_bytes(token)) for token in tokens]
+    assert ends == [sum(sizes[: i + 1]) for i in range(len(sizes))]
+    assert set(points) <= {0, *ends}
+
+
+@SETTINGS
 @given(st.lists(st.sampled_from(ALPHABET), min_size=1, max_size=120).map("".join), st.randoms())
 def test_a_packer_counts_every_trimmed_range_as_the_tokenizer_does(text: str, rng: random.Random) -> None:
     counter = get_counter()
@@ -69,3 +88,30 @@ def test_a_real_file_counts_the_same_either_way() -> None:
             if hi > lo:
                 start, end = packer.trim(lo, hi)
                 assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
+
+
+def test_ranges_are_counted_whole_when_a_split_point_is_not_a_token_edge() -> None:
+    class Misaligned(TiktokenCounter):
+        def token_ends(self, text: str) -> np.ndarray:
+            return super().token_ends(text) + 1  # every edge one byte late
+
+    data = Path(packing.__file__).read_bytes()[:3000]
+    packer = Packer(data, Parameters(), Misaligned())
+    lines = [0, *(match.end() for match in LINE_CUT.finditer(data)), len(data)]
+    for lo, hi in zip(lines, lines[5:], strict=False):
+        start, end = packer.trim(lo, hi)
+        assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
+    assert packer._ranges._splits == []  # the check caught it: no split point is used
+
+
+def test_counts_made_in_the_background_thread_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(linecount, "ENCODE_IN_BACKGROUND", True)
+    data = Path(packing.__file__).read_bytes()
+    packer = Packer(data, Parameters(), get_counter(), background=True)
+    assert packer._ranges._pending is not None  # the whole file is being encoded in the thread
+    lines = [0, *(match.end() for match in LINE_CUT.finditer(data)), len(data)]
+    for lo, hi in zip(lines, lines[7:], strict=False):
+        start, end = packer.trim(lo, hi)
+        assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
+    monkeypatch.setattr(linecount, "ENCODE_IN_BACKGROUND", False)
+    assert Packer(data, Parameters(), get_counter(), background=True)._ranges._pending is None
