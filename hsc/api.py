@@ -293,15 +293,25 @@ class Index(Searching):
         which then writes that file for the next process (hsc.sidecar)."""
         return self._stamped_table(repository_id)[1]
 
+    def leaf_stamp(self, repository_id: int | None = None) -> str:
+        """A few bytes naming the state of a repository's leaves: it changes
+        whenever any of its files is indexed again (a key for caches of them)."""
+        repository_id = self._only_repository(repository_id)
+        return self.store.leaf_stamp(repository_id, self._vectors_model(repository_id))
+
+    def _vectors_model(self, repository_id: int) -> str:
+        """The model whose vectors the repository's leaves are read with."""
+        repository = self.store.repository(repository_id) or {}
+        return repository.get("embedding_model") or self.settings.embedding_model
+
     def _stamped_table(self, repository_id: int | None) -> tuple[str, LeafTable]:
         """The leaf table and the stamp of the database state it was read at."""
         repository_id = self._only_repository(repository_id)
-        repository = self.store.repository(repository_id) or {}
-        model = repository.get("embedding_model") or self.settings.embedding_model
-        stamp = self.store.leaf_stamp(repository_id, model)
+        stamp = self.leaf_stamp(repository_id)
         if stamp not in self._cache.tables:
             table = self._side.load_table(repository_id, stamp) if self.side_files else None
             if table is None:
+                model = self._vectors_model(repository_id)
                 stamp, table = self.store.leaf_table_snapshot(repository_id, model)
                 writable = self.side_files and not self.store.read_only  # read-only: nothing written beside
                 if writable and self._side.save_table(repository_id, stamp, table):
@@ -329,8 +339,7 @@ class Index(Searching):
         repository_id = self._only_repository(repository_id)
         params = params or Parameters()
         table = self.leaf_table(repository_id)
-        repository = self.store.repository(repository_id) or {}
-        model = repository.get("embedding_model") or self.settings.embedding_model
+        model = self._vectors_model(repository_id)
         old = self.store.hierarchy_by_name(repository_id, name)
         from hsc.pipeline import build_hierarchy
 

@@ -125,10 +125,7 @@ def hierarchy_stamp(index: Index, hierarchy_id: int) -> str:
     (the leaf table's stamp changes whenever any file is indexed again). A
     cache keyed on it is never stale."""
     hierarchy = index.hierarchy(hierarchy_id)
-    repository_id = int(hierarchy["repository_id"])
-    repository = index.store.repository(repository_id) or {}
-    model = repository.get("embedding_model") or index.settings.embedding_model
-    leaves = index.store.leaf_stamp(repository_id, model)
+    leaves = index.leaf_stamp(int(hierarchy["repository_id"]))
     return f"{hierarchy_id}@{hierarchy['created_at']}/{leaves}"
 
 
