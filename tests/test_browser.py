@@ -192,6 +192,14 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
     print("screenshots:", *map(str, shots), sep="\n  ")
 
 
+# The overview chart, watched: neither replaced (a new element) nor drawn again in place.
+WATCH_OVERVIEW = """() => {
+  window.__overview = document.querySelector('.js-plotly-plot');
+  window.__overview.on('plotly_afterplot', () => { window.__overview.__redrawn = true; });
+}"""
+OVERVIEW_UNTOUCHED = "() => window.__overview.isConnected && !window.__overview.__redrawn"
+
+
 def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
     tmp_path: Path, artifacts: Path
 ) -> None:
@@ -207,6 +215,7 @@ def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
         _browser_missing("the playwright package is not installed")
     from hsc.bench.app import (
         BrowserWatch,
+        last_chart_drawn,
         open_page,
         page_now,
         page_problems,
@@ -251,6 +260,21 @@ def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
                         wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
                         assert boundaries.inner_text() != before
                         _shoot(page, "6_similarity_large", artifacts)
+                        # A threshold step redraws the window's chart and the counts; the overview
+                        # (the first chart) does not depend on the threshold, so it is left as drawn.
+                        page.evaluate(WATCH_OVERVIEW)
+                        before = boundaries.inner_text()
+                        threshold = page.locator('[data-testid="stSlider"]').filter(
+                            has_text="similarity_drop_threshold"
+                        )
+                        threshold.get_by_role("slider").focus()
+                        finished, started = watch.runs_finished, page_now(page)
+                        for _ in range(5):  # 0.05 higher: some pair of 3,000 crosses it
+                            page.keyboard.press("ArrowRight")
+                        wait_until_quiet(page, watch, started, finished, timeout_ms=PAGE_MS)
+                        assert boundaries.inner_text() != before
+                        assert last_chart_drawn(page) > started
+                        assert page.evaluate(OVERVIEW_UNTOUCHED)
                     if title == "Hierarchy":
                         _shoot(page, "7_hierarchy_large", artifacts)
                         # A click on a folder of the sunburst opens it: the groups table follows.

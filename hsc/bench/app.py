@@ -56,6 +56,7 @@ __all__ = [
     "bench_app",
     "drive_app",
     "format_app",
+    "last_chart_drawn",
     "open_page",
     "page_now",
     "page_problems",
