@@ -8,10 +8,14 @@ page and through slider steps on the Similarity page, and reports:
 - per page: the time from the click on its link until the page stopped
   changing (the last DOM mutation), the bytes the server sent, the browser's
   JS heap and DOM size afterwards;
-- per slider step (threshold and window): the same, from the key press;
+- per slider step (threshold and window): the same, from the key press,
+  with when the page sent the new value, when the run's end reached it and
+  when the charts last finished drawing (the step's breakdown);
 - every request the browser made that did not go to the app's own server.
 
-Timings are printed, never asserted. Playwright is imported only here.
+Timings are printed, never asserted. Playwright is imported only here (the
+browser helpers live in :mod:`hsc.bench.browser`, the index in
+:mod:`hsc.bench.app_index`).
 """
 
 from __future__ import annotations
