@@ -36,14 +36,18 @@ def test_a_threshold_step_leaves_the_overview_as_it_was_and_redraws_the_detail()
     assert spec(detail_low.figure) != spec(detail_high.figure)
 
 
-def test_the_overview_follows_the_smoothing_window_and_the_detail_window():
+def test_a_smoothing_step_leaves_the_overview_too_and_only_the_detail_window_moves_it():
     one, three = plan_with(smoothing_window_size=1), plan_with(smoothing_window_size=3)
-    assert spec(overview_curve(one, (0, DETAIL_LEAVES))) != spec(overview_curve(three, (0, DETAIL_LEAVES)))
+    assert spec(overview_curve(one, (0, DETAIL_LEAVES))) == spec(overview_curve(three, (0, DETAIL_LEAVES)))
     assert spec(overview_curve(one, (0, DETAIL_LEAVES))) != spec(overview_curve(one, (800, 1200)))
+    window = (0, DETAIL_LEAVES)
+    assert spec(plan_similarity_curve(one, *window, "w").figure) != spec(
+        plan_similarity_curve(three, *window, "w").figure
+    )
 
 
 def test_the_overview_sends_one_point_per_column_whatever_the_repository_size():
     figure = overview_curve(plan_with(), (0, DETAIL_LEAVES))
-    curves = [trace for trace in figure.data if trace.name in ("lowest smoothed", "highest smoothed")]
+    curves = [trace for trace in figure.data if trace.name.endswith("per column")]
     assert len(curves) == 2
     assert all(len(trace.x) <= 800 < len(TABLE) for trace in curves)

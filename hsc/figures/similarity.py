@@ -280,18 +280,17 @@ def plan_similarity_curve(plan: HierarchyPlan, leaf_start: int, leaf_end: int, t
 
 
 def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
-    """The whole repository's smoothed similarity, reduced to the lowest and
-    highest value per pixel column (every dip stays visible), with the detail
-    ``window`` of leaves shaded.
+    """The whole repository's raw similarity of adjacent leaves, reduced to
+    the lowest and highest value per pixel column (every dip stays visible),
+    with the detail ``window`` of leaves shaded.
 
-    It depends on the smoothing window and the detail window only, not on the
-    threshold or the boundary rule: a threshold step then sends the same
-    figure, which Streamlit does not send or draw again (a changed chart is
-    mounted and drawn twice in the browser, most of a step's time there). The
-    threshold, the boundaries and the counts are in the detail chart and the
-    metrics above it."""
-    seg = plan.segmentation
-    envelope = min_max_envelope(seg.smoothed)
+    Raw, not smoothed, and without the threshold or the boundaries: it
+    depends on the vectors and the detail window only, so a threshold or
+    smoothing step sends the same figure, which Streamlit neither sends nor
+    draws again (a changed chart is mounted and drawn twice in the browser,
+    most of a step's time there). The smoothed curve, the threshold, the
+    boundaries and the counts are in the detail chart and the metrics."""
+    envelope = min_max_envelope(plan.segmentation.similarities)
     filled = envelope.low[~np.isnan(envelope.low)]
     bottom, top = min(0.0, float(filled.min()) if len(filled) else 0.0) - 0.05, 1.05
     width = window[1] - window[0]
@@ -309,7 +308,8 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "name": "detail window (below)",
         }
     ]
-    for values, name in ((envelope.low, "lowest smoothed"), (envelope.high, "highest smoothed")):
+    curves = ((envelope.low, "raw similarity, lowest per column"), (envelope.high, "highest per column"))
+    for values, name in curves:
         # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
         data.append(
             {
@@ -322,7 +322,7 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
                 "fill": "tonexty" if name.startswith("highest") else "none",
                 "fillcolor": "rgba(31, 119, 180, 0.25)",
                 "hovertemplate": "leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
-                "showlegend": name.startswith("lowest"),
+                "showlegend": name.startswith("raw"),
             }
         )
     layout = {
@@ -330,7 +330,7 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "title": {"text": "leaves in document order (click to move the window there)"},
             "range": [0, len(plan.table)],
         },
-        "yaxis": {"title": {"text": "smoothed similarity"}, "range": [bottom, top]},
+        "yaxis": {"title": {"text": "raw similarity"}, "range": [bottom, top]},
         "legend": {"orientation": "h", "y": 1.2},
         "clickmode": "event",
         "height": 220,
