@@ -192,6 +192,18 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
     print("screenshots:", *map(str, shots), sep="\n  ")
 
 
+# The overview chart, watched: neither replaced (a new element) nor drawn again in place.
+WATCH_OVERVIEW = """() => {
+  const chart = document.querySelector('.js-plotly-plot');
+  if (chart !== window.__overview) {
+    chart.on('plotly_afterplot', () => { chart.__redrawn = true; });
+  }
+  chart.__redrawn = false;
+  window.__overview = chart;
+}"""
+OVERVIEW_UNTOUCHED = "() => window.__overview.isConnected && !window.__overview.__redrawn"
+
+
 def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
     tmp_path: Path, artifacts: Path
 ) -> None:
@@ -207,6 +219,7 @@ def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
         _browser_missing("the playwright package is not installed")
     from hsc.bench.app import (
         BrowserWatch,
+        last_chart_drawn,
         open_page,
         page_now,
         page_problems,
@@ -246,11 +259,29 @@ def test_every_page_opens_on_a_large_index_and_nothing_leaves_the_machine(
                             has_text="smoothing_window_size"
                         )
                         slider.get_by_role("slider").focus()
-                        finished = watch.runs_finished
+                        # A slider step redraws the window's chart and the counts; the overview (the
+                        # first chart) depends on neither slider, so it is left as drawn.
+                        page.evaluate(WATCH_OVERVIEW)
+                        finished, started = watch.runs_finished, page_now(page)
                         page.keyboard.press("ArrowRight")
-                        wait_until_quiet(page, watch, page_now(page), finished, timeout_ms=PAGE_MS)
+                        wait_until_quiet(page, watch, started, finished, timeout_ms=PAGE_MS)
                         assert boundaries.inner_text() != before
+                        assert last_chart_drawn(page) > started
+                        assert page.evaluate(OVERVIEW_UNTOUCHED)
                         _shoot(page, "6_similarity_large", artifacts)
+                        page.evaluate(WATCH_OVERVIEW)  # the screenshot resized the page: charts redrew
+                        before = boundaries.inner_text()
+                        threshold = page.locator('[data-testid="stSlider"]').filter(
+                            has_text="similarity_drop_threshold"
+                        )
+                        threshold.get_by_role("slider").focus()
+                        finished, started = watch.runs_finished, page_now(page)
+                        for _ in range(5):  # 0.05 higher: some pair of 3,000 crosses it
+                            page.keyboard.press("ArrowRight")
+                        wait_until_quiet(page, watch, started, finished, timeout_ms=PAGE_MS)
+                        assert boundaries.inner_text() != before
+                        assert last_chart_drawn(page) > started
+                        assert page.evaluate(OVERVIEW_UNTOUCHED)
                     if title == "Hierarchy":
                         _shoot(page, "7_hierarchy_large", artifacts)
                         # A click on a folder of the sunburst opens it: the groups table follows.

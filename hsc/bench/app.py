@@ -8,304 +8,69 @@ page and through slider steps on the Similarity page, and reports:
 - per page: the time from the click on its link until the page stopped
   changing (the last DOM mutation), the bytes the server sent, the browser's
   JS heap and DOM size afterwards;
-- per slider step (threshold and window): the same, from the key press;
+- per slider step (threshold and window): the same, from the key press,
+  with when the page sent the new value, when the run's end reached it and
+  when the charts last finished drawing (the step's breakdown);
 - every request the browser made that did not go to the app's own server.
 
-Timings are printed, never asserted. Playwright is imported only here.
+Timings are printed, never asserted. Playwright is imported only here (the
+browser helpers live in :mod:`hsc.bench.browser`, the index in
+:mod:`hsc.bench.app_index`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from hsc.lexical import leaf_term_text
-from hsc.model import FileReport, Leaf
-from hsc.params import Parameters, Settings
+from hsc.bench.app_index import prepare_index, synthetic_leaf, write_synthetic_index
+from hsc.bench.browser import (
+    APP_DIR,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    QUIET_MS,
+    VIEWPORT,
+    BrowserWatch,
+    browser_memory,
+    last_chart_drawn,
+    metric_value,
+    open_page,
+    page_now,
+    page_problems,
+    page_titles,
+    process_rss_mb,
+    streamlit_app,
+    wait_until_quiet,
+)
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-APP_DIR = Path(__file__).resolve().parent.parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
+# Kept importable from here: the browser tests and the scale benchmark use them.
+__all__ = [
+    "APP_DIR",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "VIEWPORT",
+    "BrowserWatch",
+    "bench_app",
+    "drive_app",
+    "format_app",
+    "last_chart_drawn",
+    "open_page",
+    "page_now",
+    "page_problems",
+    "page_titles",
+    "prepare_index",
+    "streamlit_app",
+    "synthetic_leaf",
+    "wait_until_quiet",
+    "write_synthetic_index",
 ]
-VIEWPORT = {"width": 1440, "height": 1000}
-LOCAL_HOSTS = ("127.0.0.1", "localhost")
-# The page counts as done when nothing in it changed for this long.
-QUIET_MS = 1000
-
-# Records the time of the last change anywhere in the page, so a step's end is
-# when the browser last drew something for it, not when a poll noticed.
-_WATCH_MUTATIONS = """
-window.__hscLastChange = performance.now();
-new MutationObserver(() => { window.__hscLastChange = performance.now(); })
-  .observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
-"""
-_BUSY = (
-    "() => ['[data-testid=\"stStatusWidget\"]', '[data-stale=\"true\"]', '[data-testid=\"stSkeleton\"]']"
-    ".some(s => document.querySelector(s) !== null)"
-)
-
-
-# -- a synthetic repository, written through the Store ------------------------------------------------
-
-
-def synthetic_leaf(path: str, scope: str, line: int, tokens: int, number: int) -> Leaf:
-    body = "\n".join(f"    value_{k} = compute_{number}(value_{k - 1}, {k})" for k in range(1, 9))
-    text = f"def {scope.rsplit('.', 1)[-1]}(value_0):\n{body}\n    return value_8\n"
-    return Leaf(
-        path=path,
-        language="python",
-        node_type="function_definition",
-        scope=scope,
-        start_byte=0,
-        end_byte=len(text),
-        start_line=line,
-        end_line=line + 10,
-        text=text,
-        token_count=tokens,
-    )
-
-
-def write_synthetic_index(
-    database: Path, leaves: int = 20_000, seed: int = 0, settings: Settings | None = None
-) -> dict[str, Any]:
-    """A repository of ``leaves`` synthetic leaves in files of 5 to 60 leaves,
-    in folders of about 20 files, with topic-structured vectors (as
-    :func:`hsc.bench.perf.synthetic_table`), and its ``default`` hierarchy.
-
-    Written through the Store as the pipeline writes a real one, so the app
-    cannot tell the difference; nothing is embedded.
-    """
-    from hsc.api import CHUNK_FIELDS, Index
-    from hsc.bench.perf import synthetic_table
-    from hsc.pipeline import ingestion_key
-    from hsc.store import Store
-    from hsc.summarize import DigestSummarizer
-
-    params, settings = Parameters(), settings or Settings()
-    table = synthetic_table(leaves, seed=seed)
-    root = f"/synthetic/repository-{leaves}"
-    store = Store(database)
-    store.vector_storage = settings.vector_storage
-    repository_id = store.upsert_repository(root, f"synthetic-{leaves}")
-    key, model = ingestion_key(params, settings), settings.embedding_model
-    files = int(table.file_index[-1]) + 1
-    paths = [f"pkg_{f // 200}/sub_{f // 20 % 10}/module_{f}.py" for f in range(files)]
-    starts = np.searchsorted(table.file_index, np.arange(files + 1))
-    for number, path in enumerate(paths):
-        rows = range(int(starts[number]), int(starts[number + 1]))
-        file_leaves = [
-            synthetic_leaf(
-                path,
-                f"pkg.module_{number}.Class_{row // 7}.function_{row}",
-                12 * (row - rows.start) + 1,
-                int(table.token_counts[row]),
-                row,
-            )
-            for row in rows
-        ]
-        store.save_vectors(
-            model, {leaf.content_hash: table.vectors[row] for leaf, row in zip(file_leaves, rows)}
-        )
-        size = sum(len(leaf.text) for leaf in file_leaves)
-        report = FileReport(path, "python", "indexed", "", size, f"synthetic-{number}")
-        store.replace_file(repository_id, report, file_leaves, key, model, terms_of=leaf_term_text)
-    store.update_repository(
-        repository_id,
-        embedding_model=model,
-        tokenizer=settings.tokenizer,
-        chunk_key=key,
-        parameters=json.dumps({f: getattr(params, f) for f in CHUNK_FIELDS}),
-        indexed_at=time.time(),
-    )
-    index = Index(store, settings, summarizer=DigestSummarizer())
-    hierarchy = index.build(repository_id, params)
-    index.close()
-    return {"root": root, "files": files, "leaves": leaves, "groups": hierarchy["group_count"]}
-
-
-# -- the app and the browser --------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
-            return answer.status == 200
-    except OSError:
-        return False
-
-
-@contextmanager
-def streamlit_app(
-    database: Path, repository: Path | str, log: Path, app_dir: Path = APP_DIR
-) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` (of ``app_dir``) on a free port of 127.0.0.1; yields (url, pid)."""
-    port = free_port()
-    env = dict(os.environ, HSC_APP_DB=str(database), HSC_APP_REPO=str(repository), HF_HUB_OFFLINE="1")
-    env.pop("OLLAMA_HOST", None)
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
-    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
-    with log.open("w") as output:
-        process = subprocess.Popen(command, cwd=app_dir, env=env, stdout=output, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while not healthy(url):
-            if process.poll() is not None:
-                raise RuntimeError(f"streamlit exited with {process.returncode}:\n{log.read_text()}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not answer within 90 s:\n{log.read_text()}")
-            time.sleep(0.25)
-        yield url, process.pid
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-@dataclass
-class BrowserWatch:
-    """What a page sent and fetched: bytes from the app's websocket, and
-    every request that left 127.0.0.1."""
-
-    received_bytes: int = 0
-    requests: int = 0
-    external: list[str] = field(default_factory=list)
-    runs_started: int = 0  # script runs the server began ("new_session" messages)
-    runs_finished: int = 0  # and ended ("script_finished")
-    finished_at: float = 0.0  # time.monotonic() when the last run's end arrived
-    sent_at: float = 0.0  # and when the page last sent the server something (a widget's new value)
-
-    def attach(self, page: Page) -> None:
-        page.add_init_script(_WATCH_MUTATIONS)
-        page.on("request", self._on_request)
-        page.on("websocket", self._on_websocket)
-
-    def _on_websocket(self, websocket: Any) -> None:
-        websocket.on("framereceived", self._on_frame)
-        websocket.on("framesent", self._on_sent)
-
-    def _on_sent(self, payload: str | bytes) -> None:
-        self.sent_at = time.monotonic()
-
-    def _on_request(self, request: Any) -> None:
-        self.requests += 1
-        url = str(request.url)
-        if url.startswith(("data:", "blob:", "about:")):
-            return
-        host = url.split("://", 1)[-1].split("/", 1)[0].rsplit(":", 1)[0].strip("[]")
-        if host not in LOCAL_HOSTS:
-            self.external.append(url)
-
-    def _on_frame(self, payload: str | bytes) -> None:
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-
-        self.received_bytes += len(payload)
-        if isinstance(payload, bytes):
-            message = ForwardMsg()
-            message.ParseFromString(payload)
-            kind = message.WhichOneof("type")
-            self.runs_started += kind == "new_session"
-            if kind == "script_finished":
-                self.runs_finished += 1
-                self.finished_at = time.monotonic()
-
-
-def wait_until_quiet(
-    page: Page, watch: BrowserWatch, started_at: float, finished_before: int, timeout_ms: float = 120_000
-) -> float:
-    """Milliseconds from ``started_at`` (the page's ``performance.now()``) to
-    the last change of the page, once a script run that began after it has
-    finished (``finished_before``: the count of finished runs then), none is
-    running, the page shows nothing busy and nothing changed for :data:`QUIET_MS`."""
-    deadline = time.monotonic() + timeout_ms / 1000
-    while time.monotonic() < deadline:
-        page.wait_for_timeout(50)
-        finished = watch.runs_finished > finished_before and watch.runs_finished >= watch.runs_started
-        if not finished or page.evaluate(_BUSY):
-            continue
-        now, last = page.evaluate("() => [performance.now(), window.__hscLastChange]")
-        if now - last >= QUIET_MS:
-            return float(last - started_at)
-    raise TimeoutError(
-        f"the app kept changing past the timeout (runs started {watch.runs_started}, "
-        f"finished {watch.runs_finished}, {finished_before} before; busy: {page.evaluate(_BUSY)})"
-    )
-
-
-def page_now(page: Page) -> float:
-    return float(page.evaluate("() => performance.now()"))
-
-
-def browser_memory(page: Page) -> dict[str, float]:
-    session = page.context.new_cdp_session(page)
-    session.send("Performance.enable")
-    metrics = {m["name"]: m["value"] for m in session.send("Performance.getMetrics")["metrics"]}
-    session.detach()
-    return {"js_heap_mb": round(metrics["JSHeapUsedSize"] / 2**20, 1), "dom_nodes": int(metrics["Nodes"])}
-
-
-def process_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return round(int(line.split()[1]) / 1024, 1)
-    return 0.0
-
-
-def page_titles(page: Page) -> list[str]:
-    links = page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]')
-    # A link's text is its icon's name, then its label.
-    return [text.strip().splitlines()[-1].strip() for text in links.all_inner_texts()]
-
-
-def open_page(page: Page, title: str) -> None:
-    page.locator('[data-testid="stSidebar"] [data-testid="stPageLink-NavLink"]').filter(
-        has_text=title
-    ).first.click()
-
-
-def page_problems(page: Page) -> list[str]:
-    """The text of every exception or error box on the page."""
-    boxes = page.locator('[data-testid="stException"], [data-testid="stAlertContentError"]')
-    return [text.strip()[:200] for text in boxes.all_inner_texts()]
-
-
-def metric_value(page: Page, label: str) -> str:
-    metric = page.locator('[data-testid="stMetric"]').filter(has_text=label).first
-    return metric.locator('[data-testid="stMetricValue"]').inner_text()
 
 
 def _step_slider(page: Page, watch: BrowserWatch, label: str, key: str) -> dict[str, Any]:
@@ -316,6 +81,7 @@ def _step_slider(page: Page, watch: BrowserWatch, label: str, key: str) -> dict[
     started, pressed = page_now(page), time.monotonic()
     page.keyboard.press(key)
     milliseconds = wait_until_quiet(page, watch, started, finished)
+    drawn = last_chart_drawn(page)
     after = (metric_value(page, "Topic boundaries"), metric_value(page, "Mid-level groups"))
     return {
         "ms": round(milliseconds),
@@ -323,6 +89,8 @@ def _step_slider(page: Page, watch: BrowserWatch, label: str, key: str) -> dict[
         "sent_ms": round((watch.sent_at - pressed) * 1000),
         # Until the server's "run finished" reached the page: the script run plus the transfer.
         "server_ms": round((watch.finished_at - pressed) * 1000),
+        # Until the last chart finished drawing its new data (None: no chart redrew).
+        "drawn_ms": round(drawn - started) if drawn > started else None,
         "kb": round((watch.received_bytes - sent) / 1024),
         "changed": before != after,
     }
@@ -336,6 +104,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def _summary(steps: list[dict[str, Any]]) -> dict[str, Any]:
     times = [s["ms"] for s in steps]
+    drawn = [s["drawn_ms"] for s in steps if s["drawn_ms"] is not None]
     return {
         "steps": len(steps),
         "median_ms": round(statistics.median(times)),
@@ -343,6 +112,7 @@ def _summary(steps: list[dict[str, Any]]) -> dict[str, Any]:
         "max_ms": max(times),
         "median_sent_ms": round(statistics.median(s["sent_ms"] for s in steps)),
         "median_server_ms": round(statistics.median(s["server_ms"] for s in steps)),
+        "median_drawn_ms": round(statistics.median(drawn)) if drawn else None,
         "median_kb": round(statistics.median(s["kb"] for s in steps)),
         "counts_changed": sum(s["changed"] for s in steps),
     }
@@ -419,37 +189,6 @@ def _step_sliders(page: Page, watch: BrowserWatch, steps: int, result: dict[str,
     result["after_steps"] = browser_memory(page)
 
 
-def prepare_index(database: Path, leaves: int, path: Path | None) -> dict[str, Any]:
-    """The index to drive the app on: kept in ``database`` when it already holds
-    it (a real folder is embedded once, minutes for ten thousand leaves), else built there."""
-    from hsc.api import Index
-
-    root = str(path.resolve()) if path is not None else f"/synthetic/repository-{leaves}"
-    if database.exists():
-        with Index.open(database) as index:
-            known = next((r for r in index.repositories() if r["root"] == root), None)
-            if known is not None and known["indexed_at"]:
-                groups = index.hierarchies(int(known["id"]))
-                return {
-                    "root": root,
-                    "files": known["file_count"],
-                    "leaves": known["leaf_count"],
-                    "groups": groups[0]["group_count"] if groups else 0,
-                    "reused": True,
-                }
-    if path is None:
-        return write_synthetic_index(database, leaves)
-    with Index.open(database) as index:
-        report = index.index(path)
-        hierarchy = index.hierarchies(report.repository_id)[0]
-    return {
-        "root": root,
-        "files": report.files_seen,
-        "leaves": report.leaves,
-        "groups": hierarchy["group_count"],
-    }
-
-
 def bench_app(
     leaves: int = 20_000,
     path: Path | None = None,
@@ -521,7 +260,8 @@ def format_app(result: dict[str, Any]) -> str:
             lines.append(
                 f"  [{label}] {name.replace('_', ' ')}: median {step['median_ms']} ms, "
                 f"p95 {step['p95_ms']} ms, max {step['max_ms']} ms (median: value sent after "
-                f"{step['median_sent_ms']} ms, run finished after {step['median_server_ms']} ms), "
+                f"{step['median_sent_ms']} ms, run finished after {step['median_server_ms']} ms, "
+                f"charts drawn after {_cell(step.get('median_drawn_ms'))} ms), "
                 f"{step['median_kb']} kB per step, "
                 f"counts changed in {step['counts_changed']} of {step['steps']}"
             )

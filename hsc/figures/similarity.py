@@ -1,16 +1,9 @@
-"""Plotly figures shared by the app's teaching and tuning views and the HTML
-report. Pure functions of library data (no Streamlit).
-
-Sized for real repositories: each figure is a handful of traces whatever the
-number of groups (group bands are one bar trace, not one shape each), large
-point sets go through WebGL, and callers pass a window, not a repository.
-Every string that came from a repository is escaped (:func:`plot_text`).
-"""
+"""The similarity curve (one file, or a window of a repository) and the
+overview of a whole repository above it: the Similarity page, the
+walkthrough's stage 3 and the HTML report."""
 
 from __future__ import annotations
 
-import html
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,55 +11,19 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from hsc.explain import FileWalkthrough, LeafMap
+from hsc.explain import FileWalkthrough
+from hsc.figures.style import (
+    BAND_COLOURS,
+    LIMIT_COLOUR,
+    MAX_FILE_LABELS,
+    RAW_COLOUR,
+    SMOOTHED_COLOUR,
+    WEBGL_POINTS,
+    _fast_figure,
+    plot_text,
+)
 from hsc.hierarchy import HierarchyPlan
-from hsc.views import counts_per_bucket, keep_end, min_max_envelope
-
-RAW_COLOUR = "#9aa5b1"
-SMOOTHED_COLOUR = "#1f77b4"
-LIMIT_COLOUR = "#d62728"
-BAND_COLOURS = ("rgba(31, 119, 180, 0.13)", "rgba(255, 127, 14, 0.16)")
-STRIP_COLOURS = ("#6baed6", "#fdae6b")
-FLAG_COLOURS = {
-    "": SMOOTHED_COLOUR,
-    "under minimum": "#ff7f0e",
-    "at maximum": "#d62728",
-    "over maximum": "#7b1fa2",
-}
-PALETTE = (
-    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-    "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
-)  # fmt: skip
-# Past this many points a trace is drawn with WebGL.
-WEBGL_POINTS = 1500
-# Past this many files in view, their names along the top of a chart would overlap.
-MAX_FILE_LABELS = 30
-# Past this many leaves a strip window is refused: a screen shows no more.
-MAX_STRIP_LEAVES = 3000
-
-
-def plot_text(text: object) -> str:
-    """``text`` for plotly labels and hovers: its tags shown, not interpreted."""
-    return html.escape(str(text), quote=False)
-
-
-def chart_config(name: str) -> dict[str, Any]:
-    """Plotly's ``config`` for a chart: the modebar's camera saves a PNG (drawn
-    in the browser, so it works offline) under a file name that says what it is."""
-    filename = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-") or "chart"
-    return {
-        "displaylogo": False,
-        "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2},
-    }
-
-
-def _compact(figure: go.Figure, height: int, top: int = 40) -> go.Figure:
-    figure.update_layout(height=height, margin={"l": 10, "r": 10, "t": top, "b": 10})
-    return figure
-
-
-def _scatter(points: int) -> type[go.Scatter] | type[go.Scattergl]:
-    return go.Scattergl if points > WEBGL_POINTS else go.Scatter
+from hsc.views import keep_end, min_max_envelope
 
 
 def _band_path(starts: np.ndarray, ends: np.ndarray, low: float, top: float) -> tuple[np.ndarray, np.ndarray]:
@@ -76,12 +33,6 @@ def _band_path(starts: np.ndarray, ends: np.ndarray, low: float, top: float) -> 
     xs = np.column_stack([starts, ends, ends, starts, starts, np.full(count, np.nan)])
     ys = np.tile([low, low, top, top, low, np.nan], (count, 1))
     return xs.reshape(-1), ys.reshape(-1)
-
-
-def _fast_figure(data: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
-    """A figure from plain dicts, not validated property by property: plotly's
-    validation cost ~120 ms per similarity chart, most of a slider step."""
-    return go.Figure({"data": data, "layout": layout}, _validate=False)
 
 
 @dataclass(frozen=True)
@@ -258,7 +209,6 @@ def similarity_curve(
         ],
         "annotations": annotations,
         "legend": {"orientation": "h", "y": -0.3},
-        "bargap": 0,
         "hovermode": "closest",
         "height": height,
         "margin": {"l": 10, "r": 10, "t": 95 if file_labels else 40, "b": 10},
@@ -330,13 +280,17 @@ def plan_similarity_curve(plan: HierarchyPlan, leaf_start: int, leaf_end: int, t
 
 
 def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
-    """The whole repository's smoothed similarity, reduced to the lowest and
-    highest value per pixel column (every dip stays visible), with the
-    threshold, the number of boundaries per column, and the detail ``window``
-    of leaves shaded."""
-    seg, params = plan.segmentation, plan.parameters
-    envelope = min_max_envelope(seg.smoothed)
-    boundaries = counts_per_bucket(seg.boundaries & ~np.isnan(seg.similarities), envelope.starts)
+    """The whole repository's raw similarity of adjacent leaves, reduced to
+    the lowest and highest value per pixel column (every dip stays visible),
+    with the detail ``window`` of leaves shaded.
+
+    Raw, not smoothed, and without the threshold or the boundaries: it
+    depends on the vectors and the detail window only, so a threshold or
+    smoothing step sends the same figure, which Streamlit neither sends nor
+    draws again (a changed chart is mounted and drawn twice in the browser,
+    most of a step's time there). The smoothed curve, the threshold, the
+    boundaries and the counts are in the detail chart and the metrics."""
+    envelope = min_max_envelope(plan.segmentation.similarities)
     filled = envelope.low[~np.isnan(envelope.low)]
     bottom, top = min(0.0, float(filled.min()) if len(filled) else 0.0) - 0.05, 1.05
     width = window[1] - window[0]
@@ -354,7 +308,8 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "name": "detail window (below)",
         }
     ]
-    for values, name in ((envelope.low, "lowest smoothed"), (envelope.high, "highest smoothed")):
+    curves = ((envelope.low, "raw similarity, lowest per column"), (envelope.high, "highest per column"))
+    for values, name in curves:
         # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
         data.append(
             {
@@ -367,192 +322,18 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
                 "fill": "tonexty" if name.startswith("highest") else "none",
                 "fillcolor": "rgba(31, 119, 180, 0.25)",
                 "hovertemplate": "leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
-                "showlegend": name.startswith("lowest"),
+                "showlegend": name.startswith("raw"),
             }
         )
-    data.append(
-        {
-            "type": "bar",
-            "x": x,
-            "y": boundaries,
-            "yaxis": "y2",
-            "name": "boundaries per column",
-            "marker": {"color": LIMIT_COLOUR},
-            "opacity": 0.5,
-            "hovertemplate": "leaves from %{x}: %{y} boundaries<extra></extra>",
-        }
-    )
     layout = {
         "xaxis": {
             "title": {"text": "leaves in document order (click to move the window there)"},
             "range": [0, len(plan.table)],
-            "anchor": "y2",
         },
-        "yaxis": {"title": {"text": "similarity"}, "range": [bottom, top], "domain": [0.35, 1]},
-        "yaxis2": {"title": {"text": "boundaries"}, "domain": [0, 0.25], "showgrid": False, "anchor": "x"},
-        "shapes": [
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "y0": params.similarity_drop_threshold,
-                "y1": params.similarity_drop_threshold,
-                "line": {"color": LIMIT_COLOUR, "dash": "dash", "width": 1},
-            }
-        ],
+        "yaxis": {"title": {"text": "raw similarity"}, "range": [bottom, top]},
         "legend": {"orientation": "h", "y": 1.2},
-        "bargap": 0,
         "clickmode": "event",
-        "height": 260,
+        "height": 220,
         "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
     }
     return _fast_figure(data, layout)
-
-
-def leaf_size_figure(
-    tokens: Sequence[int], flags: Sequence[str], minimum: int, maximum: int, labels: Sequence[str]
-) -> go.Figure:
-    """Each leaf's length in tokens, in file order, against the two limits."""
-    figure = go.Figure(
-        go.Bar(
-            x=np.arange(len(tokens)),
-            y=list(tokens),
-            marker={"color": [FLAG_COLOURS.get(flag, SMOOTHED_COLOUR) for flag in flags]},
-            customdata=[
-                [plot_text(label), flag or "within the limits"] for label, flag in zip(labels, flags)
-            ],
-            hovertemplate="leaf %{x}: %{customdata[0]}<br>%{y} tokens · %{customdata[1]}<extra></extra>",
-        )
-    )
-    for value, name, position in (
-        (minimum, "minimum_chunk_token_length", "bottom right"),
-        (maximum, "maximum_chunk_token_length", "top right"),
-    ):
-        figure.add_hline(
-            y=value,
-            line={"color": LIMIT_COLOUR, "dash": "dash", "width": 1.5},
-            annotation_text=f"{name} = {value}",
-            annotation_position=position,
-        )
-    figure.update_layout(
-        xaxis_title="leaf, in file order",
-        yaxis={"title": "tokens", "range": [0, max([maximum, *tokens]) * 1.1]},
-        showlegend=False,
-    )
-    return _compact(figure, 300)
-
-
-def leaf_map_figure(
-    leaf_map: LeafMap, labels: Sequence[str], highlight: np.ndarray | None = None, title: str = ""
-) -> go.Figure:
-    """The PCA map: every projected leaf coloured by its group (colours repeat
-    every ten groups), the rows in ``highlight`` drawn large with a rim."""
-    colours = np.array(PALETTE)[leaf_map.group % len(PALETTE)]
-    hover = "%{customdata[0]}<br>group %{customdata[1]}<extra></extra>"
-    custom = np.column_stack([[plot_text(label) for label in labels], leaf_map.group])
-    marked = (
-        np.isin(leaf_map.rows, highlight) if highlight is not None else np.zeros(len(leaf_map.rows), bool)
-    )
-    figure = go.Figure()
-    figure.add_trace(
-        go.Scattergl(
-            x=leaf_map.x[~marked],
-            y=leaf_map.y[~marked],
-            mode="markers",
-            name="leaves",
-            customdata=custom[~marked],
-            hovertemplate=hover,
-            marker={"color": colours[~marked], "size": 6, "opacity": 0.45 if marked.any() else 0.8},
-        )
-    )
-    if marked.any():
-        figure.add_trace(
-            go.Scattergl(
-                x=leaf_map.x[marked],
-                y=leaf_map.y[marked],
-                mode="markers",
-                name="this file's leaves",
-                customdata=custom[marked],
-                hovertemplate=hover,
-                marker={"color": colours[marked], "size": 13, "line": {"color": "black", "width": 1.5}},
-            )
-        )
-    first, second = leaf_map.explained
-    figure.update_layout(
-        title=plot_text(title),
-        xaxis_title=f"first principal axis ({first:.0%} of the variance)",
-        yaxis_title=f"second principal axis ({second:.0%})",
-        legend={"orientation": "h", "y": -0.2},
-        hovermode="closest",
-    )
-    return _compact(figure, 480)
-
-
-def group_strips(
-    named_plans: Sequence[tuple[str, HierarchyPlan]], leaf_start: int, leaf_end: int
-) -> go.Figure:
-    """Each plan's groups over leaves ``[leaf_start, leaf_end)`` as one strip
-    (one bar trace per plan): alternating colours, groups over
-    maximum_merged_chunk_token_length outlined in red, file edges dotted."""
-    if leaf_end - leaf_start > MAX_STRIP_LEAVES:
-        raise ValueError(f"show at most {MAX_STRIP_LEAVES} leaves at once, not {leaf_end - leaf_start}")
-    figure = go.Figure()
-    for name, plan in named_plans:
-        ordinals = np.flatnonzero((plan.group_ends > leaf_start) & (plan.group_starts < leaf_end))
-        starts = np.maximum(plan.group_starts[ordinals], leaf_start)
-        ends = np.minimum(plan.group_ends[ordinals], leaf_end)
-        over = plan.needs_summary[ordinals]
-        limit = plan.parameters.maximum_merged_chunk_token_length
-        figure.add_trace(
-            go.Bar(
-                y=[plot_text(name)] * len(ordinals),
-                x=ends - starts,
-                base=starts - 0.5,
-                orientation="h",
-                name=plot_text(name),
-                marker={
-                    "color": [STRIP_COLOURS[i % 2] for i in range(len(ordinals))],
-                    "line": {
-                        "color": np.where(over, LIMIT_COLOUR, "white").tolist(),
-                        "width": np.where(over, 2.5, 1),
-                    },
-                },
-                customdata=np.column_stack(
-                    [
-                        ordinals,
-                        plan.group_ends[ordinals] - plan.group_starts[ordinals],
-                        plan.group_tokens[ordinals],
-                        np.where(over, f"over {limit}: summarised", "full text"),
-                    ]
-                ),
-                hovertemplate=(
-                    "group %{customdata[0]}: %{customdata[1]} leaves, %{customdata[2]} tokens "
-                    "(%{customdata[3]})<extra>%{y}</extra>"
-                ),
-                showlegend=False,
-            )
-        )
-    table = named_plans[0][1].table if named_plans else None
-    if table is not None and leaf_end - leaf_start > 1:
-        edges = np.flatnonzero(np.diff(table.file_index[leaf_start:leaf_end])) + leaf_start + 0.5
-        if len(edges):
-            figure.add_trace(
-                go.Scatter(
-                    x=np.repeat(edges, 3),
-                    y=np.tile([-0.5, len(named_plans) - 0.5, np.nan], len(edges)),
-                    mode="lines",
-                    line={"color": "#333", "dash": "dot", "width": 1},
-                    name="file edge",
-                    hoverinfo="skip",
-                )
-            )
-    figure.update_layout(
-        barmode="overlay",
-        xaxis={
-            "title": "leaf, in document order (red outline: group over maximum_merged_chunk_token_length)"
-        },
-        yaxis={"autorange": "reversed"},
-        legend={"orientation": "h", "y": -0.4},
-    )
-    return _compact(figure, 120 + 60 * len(named_plans))
