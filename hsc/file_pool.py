@@ -125,10 +125,20 @@ def _load_in_pool(
     try:
         while waiting or in_flight:
             while waiting and len(in_flight) < workers * AHEAD_PER_WORKER:
-                task = waiting.popleft()
-                in_flight.append((task, pool.submit(_load_in_worker, root, task.rel_path, task.raw)))
-            task, future = in_flight.popleft()
+                try:
+                    future = pool.submit(_load_in_worker, root, waiting[0].rel_path, waiting[0].raw)
+                except BrokenProcessPool:
+                    # A worker died since the last submission. The files in flight
+                    # fail below; with none, the next file is the one cut alone.
+                    break
+                in_flight.append((waiting.popleft(), future))
+            if in_flight:
+                task, future = in_flight.popleft()
+            else:
+                task, future = waiting.popleft(), None
             try:
+                if future is None:
+                    raise BrokenProcessPool("the pool broke with no file in flight")
                 parsed = future.result()
             except BrokenProcessPool:
                 # A worker died and took every file in flight with it: cut this
