@@ -53,13 +53,6 @@ def min_max_envelope(values: np.ndarray, buckets: int = OVERVIEW_BUCKETS) -> Env
     return Envelope(starts=starts, low=low, high=high)
 
 
-def counts_per_bucket(mask: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """How many rows of ``mask`` hold in each bucket that starts at ``starts``."""
-    if not len(mask):
-        return np.zeros(0, dtype=np.int64)
-    return np.add.reduceat(mask.astype(np.int64), starts)
-
-
 def file_rows(table: LeafTable, file_number: int) -> tuple[int, int]:
     """Rows ``[start, end)`` of the table that belong to file ``file_number``."""
     start = int(np.searchsorted(table.file_index, file_number, side="left"))
