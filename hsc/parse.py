@@ -98,7 +98,8 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
-    # The file's tokens are counted in a thread while it is parsed here.
+    # Made before the parse: with linecount.ENCODE_IN_BACKGROUND the file's tokens are counted
+    # in a thread meanwhile (off by default: it was slower on this project's machines).
     cutter = SyntaxCutter(data, params, counter, background=True)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)

@@ -81,7 +81,10 @@ def test_workers_and_serial_give_the_same_index(serial_run, tmp_path, embedder) 
     assert canonical_dump(tmp_path / "parallel.db") == canonical_dump(serial_db)
 
 
-def test_a_worker_killed_mid_run_loses_nothing(serial_run, tmp_path, embedder) -> None:
+# 0: the pool learns of the death from a file's result; 3 s: before the next file is handed to it,
+# so submitting raises there.
+@pytest.mark.parametrize("wait_after_kill", [0.0, 3.0], ids=["mid-file", "before-the-next-submission"])
+def test_a_worker_killed_mid_run_loses_nothing(serial_run, tmp_path, embedder, wait_after_kill) -> None:
     repo, serial_db = serial_run
     killed: list[int] = []
 
@@ -91,30 +94,10 @@ def test_a_worker_killed_mid_run_loses_nothing(serial_run, tmp_path, embedder) -
             if workers:
                 os.kill(workers[0].pid, signal.SIGKILL)
                 killed.append(workers[0].pid)
+                time.sleep(wait_after_kill)  # the pool's watcher thread marks it broken meanwhile
 
     with Index.open(tmp_path / "parallel.db", settings("2"), embedder=embedder) as index:
         report = index.index(repo, PARAMS, progress=kill_a_worker)
-    assert killed
-    assert {problem.path for problem in report.problems} == {"blob.py", "empty.py", "gone.py"}
-    assert canonical_dump(tmp_path / "parallel.db") == canonical_dump(serial_db)
-
-
-def test_a_worker_killed_before_the_next_submission_loses_nothing(serial_run, tmp_path, embedder) -> None:
-    """The pool learns of the death before the next file is handed to it: submitting
-    raises there, not in a file's result."""
-    repo, serial_db = serial_run
-    killed: list[int] = []
-
-    def kill_a_worker_and_wait(event: Progress) -> None:
-        if event.stage == "files" and not killed:
-            workers = multiprocessing.active_children()
-            if workers:
-                os.kill(workers[0].pid, signal.SIGKILL)
-                killed.append(workers[0].pid)
-                time.sleep(3)  # the pool's watcher thread marks it broken meanwhile
-
-    with Index.open(tmp_path / "parallel.db", settings("2"), embedder=embedder) as index:
-        report = index.index(repo, PARAMS, progress=kill_a_worker_and_wait)
     assert killed
     assert {problem.path for problem in report.problems} == {"blob.py", "empty.py", "gone.py"}
     assert canonical_dump(tmp_path / "parallel.db") == canonical_dump(serial_db)

@@ -42,6 +42,8 @@ class Database:
         self.read_only = False
         self._writers = 0
         self._lock_file: Any = None
+        # (repository, model) -> (database state, leaf stamp): see FileTables.leaf_stamp.
+        self._leaf_stamps: dict[tuple[int, str], tuple[tuple[int, int], str]] = {}
         refuse_what_is_not_a_database(self.path)
         if (read_only or not create) and not self.path.exists():
             raise StoreError(f"{self.path}: no hsc index here yet; index a repository into it first")

@@ -315,7 +315,16 @@ class FileTables(Database):
         """What a repository's leaf table is made of, in a few bytes: it changes
         whenever any of its files (and so any leaf) is written or deleted. The
         counter is kept by triggers; the files' own figures back it up for a
-        database last written without them."""
+        database last written without them.
+
+        Read again only when the database may have changed since the last
+        read: another connection's commit moves SQLite's ``data_version``, this
+        connection's writes its ``total_changes`` (the read costs about 8 ms at
+        10^6 leaves in 31,221 files, and every query asks)."""
+        state = (int(self.conn.execute("PRAGMA data_version").fetchone()[0]), self.conn.total_changes)
+        known = self._leaf_stamps.get((repository_id, model))
+        if known is not None and known[0] == state:
+            return known[1]
         figures = "COUNT(*), TOTAL(leaf_count), TOTAL(id), MAX(indexed_at) FROM files WHERE repository_id = ?"
         try:
             row = self.conn.execute(
@@ -324,7 +333,9 @@ class FileTables(Database):
             ).fetchone()
         except sqlite3.OperationalError:  # an older database opened read-only: no counter table
             row = (None, *self.conn.execute(f"SELECT {figures}", (repository_id,)).fetchone())
-        return ":".join(str(value) for value in (repository_id, model, *row))
+        stamp = ":".join(str(value) for value in (repository_id, model, *row))
+        self._leaf_stamps[(repository_id, model)] = (state, stamp)
+        return stamp
 
     def leaf_table_snapshot(self, repository_id: int, model: str) -> tuple[str, LeafTable]:
         """The repository's leaf table and its :meth:`leaf_stamp`, read in one

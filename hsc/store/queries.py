@@ -19,8 +19,8 @@ class QueryTables(Database):
         """Give every leaf of the repository that has none its row of terms
         (``terms_of(scope, text)``) and drop rows of leaves that are gone; returns
         the number added. For a database indexed before terms were written with
-        the leaves: an index run calls it, never a query. One transaction, and
-        none when there is nothing to do. Skipped (no scan of the leaves) while
+        the leaves: an index run calls it, never a query. One transaction, which
+        also marks the repository complete. Skipped (no scan of the leaves) while
         the repository is marked complete at its current leaf generation."""
         if self._terms_complete(repository_id):
             return 0
