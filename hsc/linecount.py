@@ -41,11 +41,9 @@ chunker's output over a whole tree is unchanged.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from bisect import bisect_left, bisect_right
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,22 +87,15 @@ STATS = CountStats()
 
 
 class RangeCounter:
-    """Exact token counts of trimmed ranges of one file's bytes.
+    """Exact token counts of trimmed ranges of one file's bytes (the file is encoded when first asked)."""
 
-    ``background``: encode the whole file in a thread from now on (the
-    tokenizer releases the GIL), so that it runs while the caller parses.
-    """
-
-    def __init__(self, data: bytes, counter: TokenCounter, background: bool = False) -> None:
+    def __init__(self, data: bytes, counter: TokenCounter) -> None:
         self.data = data
         self.counter = counter
         self.by_splits = bool(getattr(counter, "lines_add_up", False)) and hasattr(counter, "token_ends")
         self._splits: list[int] | None = None  # split points, ascending (once the file is encoded)
         self._token_edges: list[int] = []  # 0 and where each token of the whole file ends
         self._text_counts = _TEXT_COUNTS.setdefault(counter.name, {})
-        self._pending: Future[tuple[list[int], list[int]]] | None = None
-        if self.by_splits and background and ENCODE_IN_BACKGROUND:
-            self._pending = _encoder_thread().submit(whole_file_edges, data, counter)
 
     def count(self, start: int, end: int) -> int:
         """Tokens of the trimmed range ``start..end`` (exact; see the module docstring)."""
@@ -112,8 +103,7 @@ class RangeCounter:
             return self._count_text(start, end)
         splits = self._splits
         if splits is None:
-            pending = self._pending
-            found = pending.result() if pending is not None else whole_file_edges(self.data, self.counter)
+            found = whole_file_edges(self.data, self.counter)
             self._splits, self._token_edges = found
             splits = found[0]
         first = bisect_left(splits, start)
@@ -152,21 +142,6 @@ def whole_file_edges(data: bytes, counter: TokenCounter) -> tuple[list[int], lis
     if not np.array_equal(edges[at], points):
         return [], []
     return points.tolist(), edges.tolist()
-
-
-_ENCODER: tuple[int, ThreadPoolExecutor] | None = None
-# Whether RangeCounter(background=True) uses the thread. Off: on a shared 2-core machine
-# (load average 3.5 to 11) the cut took more wall time with it in every run, and more CPU
-# (``bench chunk`` times both ways in one run, so a quieter machine can say otherwise).
-ENCODE_IN_BACKGROUND = False
-
-
-def _encoder_thread() -> ThreadPoolExecutor:
-    """One thread per process for whole-file encodings (a forked child makes its own)."""
-    global _ENCODER
-    if _ENCODER is None or _ENCODER[0] != os.getpid():
-        _ENCODER = (os.getpid(), ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsc-tokens"))
-    return _ENCODER[1]
 
 
 def split_points(data: bytes) -> np.ndarray:

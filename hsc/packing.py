@@ -79,9 +79,7 @@ class Piece:
 class Packer:
     """Cuts and packs ranges of one file's bytes; caches token counts by trimmed range."""
 
-    def __init__(
-        self, data: bytes, params: Parameters, counter: TokenCounter, background: bool = False
-    ) -> None:
+    def __init__(self, data: bytes, params: Parameters, counter: TokenCounter) -> None:
         self.data = data
         self.counter = counter
         self.maximum = params.maximum_chunk_token_length
@@ -89,7 +87,7 @@ class Packer:
         self.newlines = _newlines(data)
         self._counts: dict[tuple[int, int], int] = {}
         self._trims: dict[tuple[int, int], tuple[int, int]] = {}
-        self._ranges = RangeCounter(data, counter, background)  # background: see RangeCounter
+        self._ranges = RangeCounter(data, counter)
 
     # ----------------------------------------------------------------- ranges
 

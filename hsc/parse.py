@@ -98,9 +98,7 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
-    # Made before the parse: with linecount.ENCODE_IN_BACKGROUND the file's tokens are counted
-    # in a thread meanwhile (off by default: it was slower on this project's machines).
-    cutter = SyntaxCutter(data, params, counter, background=True)
+    cutter = SyntaxCutter(data, params, counter)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
     if root.child_count:

@@ -6,11 +6,10 @@ import random
 from pathlib import Path
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsc import linecount, packing
+from hsc import packing
 from hsc.linecount import LINE_CUT, WORD_END, line_cuts, split_points
 from hsc.packing import Packer
 from hsc.params import Parameters
@@ -104,14 +103,3 @@ def test_ranges_are_counted_whole_when_a_split_point_is_not_a_token_edge() -> No
     assert packer._ranges._splits == []  # the check caught it: no split point is used
 
 
-def test_counts_made_in_the_background_thread_are_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(linecount, "ENCODE_IN_BACKGROUND", True)
-    data = Path(packing.__file__).read_bytes()
-    packer = Packer(data, Parameters(), get_counter(), background=True)
-    assert packer._ranges._pending is not None  # the whole file is being encoded in the thread
-    lines = [0, *(match.end() for match in LINE_CUT.finditer(data)), len(data)]
-    for lo, hi in zip(lines, lines[7:], strict=False):
-        start, end = packer.trim(lo, hi)
-        assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
-    monkeypatch.setattr(linecount, "ENCODE_IN_BACKGROUND", False)
-    assert Packer(data, Parameters(), get_counter(), background=True)._ranges._pending is None
