@@ -101,5 +101,3 @@ def test_ranges_are_counted_whole_when_a_split_point_is_not_a_token_edge() -> No
         start, end = packer.trim(lo, hi)
         assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
     assert packer._ranges._splits == []  # the check caught it: no split point is used
-
-
