@@ -29,6 +29,7 @@ from hsc.grammar import (
     DEFINITION_TYPES,
     DESCEND_SUFFIXES,
     IDENTIFIER_TYPES,
+    LEADING_TYPES,
     LEAF_STATEMENTS,
     TYPE_KINDS,
     WRAPPER_TYPES,
@@ -251,9 +252,10 @@ class FactReader:
         """Where the header starts as a reader would quote it: past decorators,
         annotations and comments that the node itself holds."""
         for child in node.children:
-            if child.type in ANNOTATION_TYPES or child.type in COMMENT_TYPES:
+            child_type = child.type
+            if child_type in ANNOTATION_TYPES or child_type in COMMENT_TYPES:
                 continue
-            if child.type == "modifiers":
+            if child_type == "modifiers":
                 for modifier in child.children:
                     if modifier.type not in ANNOTATION_TYPES and modifier.type not in COMMENT_TYPES:
                         return int(modifier.start_byte)
@@ -279,14 +281,18 @@ class FactReader:
         if not parts:
             return ""
         text = self.data[parts[0].start_byte : parts[-1].end_byte].decode("utf-8", "replace")
-        return doc_sentence([line.strip() for line in text.splitlines()])
+        return doc_sentence(line.strip() for line in text.splitlines())  # stops at the first paragraph
 
     def comment_above(self, node: Any) -> str:
         """The doc comment directly above ``node`` (no blank line between), past attributes."""
-        line = node.start_point[0]
         previous = node.prev_sibling
-        if previous is None and node.parent is not None and node.parent.type in BODY_TYPES:
-            previous = node.parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        if previous is None:
+            parent = node.parent
+            if parent is not None and parent.type in BODY_TYPES:
+                previous = parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        if previous is None or previous.type not in LEADING_TYPES:
+            return ""  # most definitions: neither a comment nor an attribute above
+        line = node.start_point[0]
         while previous is not None and previous.type in ANNOTATION_TYPES:
             line = previous.start_point[0]
             previous = previous.prev_sibling
