@@ -76,7 +76,7 @@ LANGUAGE_DEFINING_TYPES = {"c": PROTOTYPE_TYPES, "cpp": PROTOTYPE_TYPES, "java":
 
 
 @lru_cache(maxsize=32)
-def _names_query(language: str) -> Query | None:
+def names_query(language: str) -> Query | None:
     """Identifiers (capture ``name``) and nodes of the defining types (``defining``), in one pass."""
     grammar = get_language(language)  # type: ignore[arg-type]
 
@@ -107,7 +107,7 @@ class FactReader:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def read(self, root: Any, leaves: list[Leaf]) -> tuple[list[Definition], list[LeafFacts]]:
-        query = _names_query(self.language)
+        query = names_query(self.language)
         if query is not None:
             captures = QueryCursor(query).captures(root)
             self._identifiers = captures.get("name", [])
