@@ -54,8 +54,6 @@ def _last_row(node: Any) -> int:
     return int(row if column > 0 or row == node.start_point[0] else row - 1)
 
 
-_start_byte = attrgetter("start_byte")
-
 # The statements bound_function and prototype_name can say yes to (they check first).
 DECLARATION_TYPES = ("lexical_declaration", "variable_declaration")
 PROTOTYPE_TYPES = ("declaration", "field_declaration")
@@ -378,6 +376,9 @@ class FactReader:
             )
             for i in range(len(leaves))
         ]
+
+
+_start_byte = attrgetter("start_byte")
 
 
 def identifier_names(data: bytes, nodes: list[Any]) -> tuple[list[int], list[str]]:
