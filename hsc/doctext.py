@@ -5,6 +5,7 @@ syntax tree already said where each doc and header is."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 # Comment lines that are tooling, not description; a licence is not a description either.
 _DOC_NOISE = re.compile(
@@ -32,7 +33,7 @@ def first_sentence(text: str, limit: int = 220) -> str:
     return shorten(text[: match.start()] if match else text, limit)
 
 
-def doc_sentence(lines: list[str]) -> str:
+def doc_sentence(lines: Iterable[str]) -> str:
     """First sentence of the first paragraph of doc lines, skipping tooling
     pragmas; a tag (``@param``) or a heading ends the description."""
     paragraph: list[str] = []

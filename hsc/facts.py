@@ -10,8 +10,10 @@ leaf's context header read these instead of reading the code again.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 from tree_sitter import Query, QueryCursor
@@ -24,15 +26,16 @@ from hsc.grammar import (
     COMMENT_TYPES,
     CONTAINER_TYPES,
     DEFINITION_KINDS,
+    DEFINITION_TYPES,
     DESCEND_SUFFIXES,
     IDENTIFIER_TYPES,
+    LEADING_TYPES,
     LEAF_STATEMENTS,
     TYPE_KINDS,
     WRAPPER_TYPES,
     bound_names,
     container_body,
     describe,
-    first_named_index,
     function_value,
     go_type_kind,
     import_names,
@@ -56,13 +59,32 @@ DECLARATION_TYPES = ("lexical_declaration", "variable_declaration")
 PROTOTYPE_TYPES = ("declaration", "field_declaration")
 
 
+# Below the top level, visit() acts only on a node of one of these types, or on a wrapper
+# (export, ambient, decorator, template) of one, which then holds it below itself: a definition
+# (is_definition, bound_function), a C or C++ prototype, a Java field. So a subtree holding
+# none of them needs no visit; the query below finds them in C, with the identifiers.
+DEFINING_TYPES = DEFINITION_TYPES | {
+    "lexical_declaration",
+    "variable_declaration",
+    "public_field_definition",
+    "field_definition",
+    "type_definition",
+}
+LANGUAGE_DEFINING_TYPES = {"c": PROTOTYPE_TYPES, "cpp": PROTOTYPE_TYPES, "java": ("field_declaration",)}
+
+
 @lru_cache(maxsize=32)
-def _identifier_query(language: str) -> Query | None:
+def names_query(language: str) -> Query | None:
+    """Identifiers (capture ``name``) and nodes of the defining types (``defining``), in one pass."""
     grammar = get_language(language)  # type: ignore[arg-type]
-    kinds = [kind for kind in IDENTIFIER_TYPES if grammar.id_for_node_kind(kind, True)]
-    if not kinds:
-        return None
-    return Query(grammar, " ".join(f"({kind}) @name" for kind in kinds))
+
+    def alternation(kinds: Iterable[str], capture: str) -> str:
+        present = [kind for kind in kinds if grammar.id_for_node_kind(kind, True)]
+        return f"[{' '.join(f'({kind})' for kind in present)}] @{capture}" if present else ""
+
+    defining = sorted(DEFINING_TYPES.union(LANGUAGE_DEFINING_TYPES.get(language, ())))
+    source = f"{alternation(IDENTIFIER_TYPES, 'name')} {alternation(defining, 'defining')}".strip()
+    return Query(grammar, source) if source else None
 
 
 class FactReader:
@@ -76,17 +98,24 @@ class FactReader:
         self._defined_at: list[tuple[int, str]] = []  # (byte, name) of definitions and module variables
         self._imports_at: list[tuple[int, str]] = []
         self.declares_prototypes = language in ("c", "cpp")  # the only ones prototype_name reads
+        self._identifiers: list[Any] = []
+        self._defining_starts: list[int] = []  # sorted start bytes of nodes of the defining types
 
     def text(self, node: Any) -> str:
         return self.data[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
     def read(self, root: Any, leaves: list[Leaf]) -> tuple[list[Definition], list[LeafFacts]]:
+        query = names_query(self.language)
+        if query is not None:
+            captures = QueryCursor(query).captures(root)
+            self._identifiers = captures.get("name", [])
+            self._defining_starts = sorted(node.start_byte for node in captures.get("defining", ()))
         overview = self.overview(root)
         if overview:
             self.definitions.append(overview)
         self.visit(root, self.module_scope, "", top=True)
         self.definitions.sort(key=lambda definition: definition.start_line)
-        return self.definitions, self.leaf_facts(root, leaves)
+        return self.definitions, self.leaf_facts(leaves)
 
     # -- definitions ------------------------------------------------------------------
 
@@ -112,24 +141,35 @@ class FactReader:
                 self._defined_at.extend((child.start_byte, name) for name in java_constants(self.data, child))
             if child_type in LEAF_STATEMENTS:
                 continue
-            if child_type.endswith(DESCEND_SUFFIXES) or child_type.startswith("preproc_"):
+            if (child_type.endswith(DESCEND_SUFFIXES) or child_type.startswith("preproc_")) and (
+                top or self.may_define(child)
+            ):
                 self.visit(child, scope, parent_kind, top)
+
+    def may_define(self, node: Any) -> bool:
+        """Whether a node of a defining type starts within ``node`` (see DEFINING_TYPES)."""
+        starts = self._defining_starts
+        index = bisect_left(starts, node.start_byte)
+        return index < len(starts) and starts[index] <= node.end_byte
 
     def definition(self, outer: Any, scope: str, parent_kind: str) -> None:
         _node_type, name, members = describe(self.data, outer)
-        inner = outer
-        while inner is not None and (inner.type in WRAPPER_TYPES or inner.type == "expression_statement"):
-            inner = wrapped(inner)
-        if inner is None or not name:
+        if not name:
             return
-        kind = DEFINITION_KINDS.get(inner.type, "function" if "function" in inner.type else "definition")
-        if inner.type == "type_declaration":
+        inner, inner_type = outer, outer.type  # each .type read makes a new string: read once
+        while inner_type in WRAPPER_TYPES or inner_type == "expression_statement":
+            inner = wrapped(inner)
+            if inner is None:
+                return
+            inner_type = inner.type
+        kind = DEFINITION_KINDS.get(inner_type, "function" if "function" in inner_type else "definition")
+        if inner_type == "type_declaration":
             kind = go_type_kind(inner)
         if kind == "function" and parent_kind in TYPE_KINDS:
             kind = "method"
-        if inner.type == "method_declaration" and self.language == "go":
+        if inner_type == "method_declaration" and self.language == "go":
             kind = "method"
-        body = self.body(inner)
+        body = self.body(inner, inner_type)
         start = inner if outer.type == "decorated_definition" else outer
         end = body.start_byte if body is not None else outer.end_byte
         if body is not None and body.type == "interface_type":
@@ -151,7 +191,7 @@ class FactReader:
         )
         self._defined_at.append((outer.start_byte, short_name))
         inside = members if members is not None else body
-        if inside is not None:
+        if inside is not None and self.may_define(inside):
             self.visit(inside, qualified, kind, top=False)
 
     def _made(self, node: Any, scope: str, kind: str, name: str) -> Definition:
@@ -176,22 +216,22 @@ class FactReader:
             len(declarators) == 1 and function_value(declarators[0].child_by_field_name("value")) is not None
         )
 
-    def body(self, inner: Any) -> Any:
-        if inner.type in CONTAINER_TYPES:
+    def body(self, inner: Any, inner_type: str) -> Any:
+        if inner_type in CONTAINER_TYPES:
             found = container_body(inner)
             if found is not None:
                 return found
-        if inner.type in ("lexical_declaration", "variable_declaration"):
+        if inner_type in ("lexical_declaration", "variable_declaration"):
             declarator = next((c for c in inner.named_children if c.type == "variable_declarator"), None)
             value = (
                 function_value(declarator.child_by_field_name("value")) if declarator is not None else None
             )
             return value.child_by_field_name("body") if value is not None else None
-        if inner.type in ("type_alias_declaration", "type_item"):
+        if inner_type in ("type_alias_declaration", "type_item"):
             value = inner.child_by_field_name("value") or inner.child_by_field_name("type")
             short = value is not None and len(" ".join(self.text(inner).split())) <= 120
             return None if short else value
-        if inner.type in ("public_field_definition", "field_definition"):
+        if inner_type in ("public_field_definition", "field_definition"):
             value = inner.child_by_field_name("value")
             return value.child_by_field_name("body") if value is not None else None
         return inner.child_by_field_name("body")
@@ -210,9 +250,10 @@ class FactReader:
         """Where the header starts as a reader would quote it: past decorators,
         annotations and comments that the node itself holds."""
         for child in node.children:
-            if child.type in ANNOTATION_TYPES or child.type in COMMENT_TYPES:
+            child_type = child.type
+            if child_type in ANNOTATION_TYPES or child_type in COMMENT_TYPES:
                 continue
-            if child.type == "modifiers":
+            if child_type == "modifiers":
                 for modifier in child.children:
                     if modifier.type not in ANNOTATION_TYPES and modifier.type not in COMMENT_TYPES:
                         return int(modifier.start_byte)
@@ -222,13 +263,14 @@ class FactReader:
 
     def docstring(self, body: Any) -> str:
         """First sentence of a Python docstring opening ``body``."""
-        if self.language != "python" or body is None or not body.child_count:
+        if self.language != "python" or body is None:
             return ""
-        children = body.children
-        index = first_named_index(children)
-        if index < 0 or not is_docstring(children[index]):
-            return ""
-        return self.string_doc(children[index])
+        # The first named child that is not a comment, without making a node of every statement.
+        for index in range(body.named_child_count):
+            first = body.named_child(index)
+            if first.type not in COMMENT_TYPES:
+                return self.string_doc(first) if is_docstring(first) else ""
+        return ""
 
     def string_doc(self, node: Any) -> str:
         while node.type in ("expression_statement", "concatenated_string") and node.named_child_count:
@@ -237,14 +279,18 @@ class FactReader:
         if not parts:
             return ""
         text = self.data[parts[0].start_byte : parts[-1].end_byte].decode("utf-8", "replace")
-        return doc_sentence([line.strip() for line in text.splitlines()])
+        return doc_sentence(line.strip() for line in text.splitlines())  # stops at the first paragraph
 
     def comment_above(self, node: Any) -> str:
         """The doc comment directly above ``node`` (no blank line between), past attributes."""
-        line = node.start_point[0]
         previous = node.prev_sibling
-        if previous is None and node.parent is not None and node.parent.type in BODY_TYPES:
-            previous = node.parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        if previous is None:
+            parent = node.parent
+            if parent is not None and parent.type in BODY_TYPES:
+                previous = parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        if previous is None or previous.type not in LEADING_TYPES:
+            return ""  # most definitions: neither a comment nor an attribute above
+        line = node.start_point[0]
         while previous is not None and previous.type in ANNOTATION_TYPES:
             line = previous.start_point[0]
             previous = previous.prev_sibling
@@ -309,27 +355,39 @@ class FactReader:
         for name in bound_names(self.data, node):
             self._defined_at.append((node.start_byte, name))
 
-    def leaf_facts(self, root: Any, leaves: list[Leaf]) -> list[LeafFacts]:
+    def leaf_facts(self, leaves: list[Leaf]) -> list[LeafFacts]:
         # A position belongs to the last leaf starting at or before it, else to the first leaf:
         # bisecting on the starts with the first made -1 gives both in one step.
         bounds = [-1, *(leaf.start_byte for leaf in leaves[1:])]
         imports: list[dict[str, None]] = [{} for _ in leaves]
         defines: list[dict[str, None]] = [{} for _ in leaves]
-        uses: list[dict[bytes, None]] = [{} for _ in leaves]
         for position, name in self._imports_at:
             imports[bisect_right(bounds, position) - 1][name] = None
         for position, name in self._defined_at:
             defines[bisect_right(bounds, position) - 1][name] = None
-        query = _identifier_query(self.language)
-        if query is not None and leaves:
-            # One bisection per identifier: captures do not come in document order.
-            for node in QueryCursor(query).captures(root).get("name", ()):
-                uses[bisect_right(bounds, node.start_byte) - 1][node.text] = None
+        # The identifiers in document order: each leaf's are then one slice of them.
+        starts, names = identifier_names(self.data, self._identifiers)
+        cuts = [0, *(bisect_left(starts, bound) for bound in bounds[1:]), len(names)]
         return [
             LeafFacts(
                 tuple(imports[i]),
                 tuple(defines[i]),
-                tuple(sorted({name.decode("utf-8", "replace") for name in uses[i]} - set(defines[i]))),
+                tuple(sorted(set(names[cuts[i] : cuts[i + 1]]).difference(defines[i]))),
             )
             for i in range(len(leaves))
         ]
+
+
+_start_byte = attrgetter("start_byte")
+
+
+def identifier_names(data: bytes, nodes: list[Any]) -> tuple[list[int], list[str]]:
+    """Start bytes and texts of identifier nodes, sorted by start (captures come in no order)."""
+    nodes = sorted(nodes, key=_start_byte)
+    starts = [node.start_byte for node in nodes]
+    spans = map(slice, starts, [node.end_byte for node in nodes])
+    if data.isascii():  # most files: a byte offset is a character offset, no decoding per name
+        return starts, list(map(data.decode("ascii").__getitem__, spans))
+    raw = list(map(data.__getitem__, spans))
+    text = {name: name.decode("utf-8", "replace") for name in set(raw)}
+    return starts, list(map(text.__getitem__, raw))

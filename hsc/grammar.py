@@ -308,7 +308,7 @@ def name_text(data: bytes, node: Any) -> str | None:
     if node is None:
         return None
     name = data[node.start_byte : node.end_byte].decode("utf-8")
-    previous = None
+    previous = None if "<" in name else name  # most names hold no template arguments
     while previous != name:
         previous, name = name, TEMPLATE_ARGUMENTS.sub("", name)
     name = "".join(name.split()).replace("::", ".").strip("\"'`")

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tree_sitter import QueryCursor
 
+from hsc.facts import identifier_names, names_query
 from hsc.model import Definition
 from hsc.params import Parameters
-from hsc.parse import cut_file
+from hsc.parse import cut_file, parser_for
 from hsc.store import Store
 from hsc.tokens import get_counter
 
@@ -137,3 +139,44 @@ def test_facts_are_stored_beside_the_leaves_and_replaced_with_them(tmp_path: Pat
     assert len(store.definitions(repository)["kv/kv.go"]) == 1
     assert len(store.leaf_facts(leaf_ids + [row["id"] for row in store.leaf_rows(repository)])) == 1
     store.close()
+
+
+NESTED = '''def outer(flag):
+    total = 0
+    if flag:
+        for item in range(3):
+            def inner(é):
+                return é + item
+            total += inner(item)
+    return total
+
+
+class Box:
+    def put(self, thing):
+        """Put a thing."""
+        größe = len(thing)
+        return größe
+'''
+
+
+def test_definitions_deep_in_a_body_and_non_ascii_names_are_read() -> None:
+    # The reader skips subtrees without a node a definition can be: the one below a loop stays.
+    cut = cut_file(NESTED, "pkg/nested.py", "python", Parameters(), get_counter())
+    assert [d.scope for d in cut.definitions] == [
+        "pkg.nested.outer",
+        "pkg.nested.outer.inner",
+        "pkg.nested.Box",
+        "pkg.nested.Box.put",
+    ]
+    uses = {name for facts in cut.facts for name in facts.uses}
+    assert {"é", "größe", "item", "flag", "thing", "len"} <= uses
+
+
+@pytest.mark.parametrize("text", [NESTED, NESTED.replace("é", "e").replace("größe", "size")])
+def test_identifier_names_come_sorted_by_start(text: str) -> None:
+    data = text.encode("utf-8")
+    root = parser_for("python").parse(data).root_node
+    nodes = QueryCursor(names_query("python")).captures(root)["name"]
+    starts, names = identifier_names(data, list(reversed(nodes)))
+    expected = sorted((node.start_byte, node.text.decode("utf-8")) for node in nodes)
+    assert list(zip(starts, names, strict=True)) == expected
