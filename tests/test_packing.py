@@ -17,8 +17,9 @@ from hsc.tokens import TiktokenCounter, get_counter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,
-# letters, digits, punctuation that takes newlines, contractions, and non-ASCII.
-ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂")
+# letters, digits, punctuation that takes newlines, contractions, and non-ASCII (letters,
+# digits and marks among them).
+ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂_x17²\u0301")
 
 
 def test_the_counter_in_use_adds_up_across_line_cuts() -> None:
@@ -101,5 +102,3 @@ def test_ranges_are_counted_whole_when_a_split_point_is_not_a_token_edge() -> No
         start, end = packer.trim(lo, hi)
         assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
     assert packer._ranges._splits == []  # the check caught it: no split point is used
-
-
