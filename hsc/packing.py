@@ -44,6 +44,7 @@ _SURELY_TOO_BIG = 12
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
 _LF = 0x0A
 _SPACE = b" \t\n\r\f\v"
+_IS_SPACE = tuple(byte in _SPACE for byte in range(256))
 
 
 @dataclass(slots=True)
@@ -77,7 +78,7 @@ class Piece:
 
 
 class Packer:
-    """Cuts and packs ranges of one file's bytes; caches token counts by trimmed range."""
+    """Cuts and packs ranges of one file's bytes."""
 
     def __init__(self, data: bytes, params: Parameters, counter: TokenCounter) -> None:
         self.data = data
@@ -85,34 +86,34 @@ class Packer:
         self.maximum = params.maximum_chunk_token_length
         self.minimum = params.minimum_chunk_token_length
         self.newlines = _newlines(data)
-        self._counts: dict[tuple[int, int], int] = {}
-        self._trims: dict[tuple[int, int], tuple[int, int]] = {}
+        # Where a trimmed range starts, by the start it was trimmed from (the first non-blank
+        # byte at or after it), and where it ends, by the end (just after the last non-blank
+        # byte before it): packing trims ranges that share their starts and ends many times.
+        self._starts: dict[int, int] = {}
+        self._ends: dict[int, int] = {}
         self._ranges = RangeCounter(data, counter)
 
     # ----------------------------------------------------------------- ranges
 
     def trim(self, lo: int, hi: int) -> tuple[int, int]:
-        """The range without leading and trailing whitespace; (lo, lo) when blank (remembered:
-        packing asks for the same ranges many times)."""
-        key = (lo, hi)
-        trimmed = self._trims.get(key)
-        if trimmed is None:
-            trimmed = self._trims[key] = self._trim(lo, hi)
-            self._trims[trimmed] = trimmed  # callers trim, then count the trimmed range
-        return trimmed
-
-    def _trim(self, lo: int, hi: int) -> tuple[int, int]:
-        match = NON_SPACE.search(self.data, lo, hi)
-        if match is None:
+        """The range without leading and trailing whitespace; (lo, lo) when blank."""
+        data = self.data
+        if lo >= hi:
             return lo, lo
-        start = match.start()
-        end = hi
-        while True:  # strip the tail in windows so a long blank run is not copied whole
-            window_start = max(start, end - 256)
-            kept = len(self.data[window_start:end].rstrip(_SPACE))
-            if kept:
-                return start, window_start + kept
-            end = window_start
+        start = lo
+        if _IS_SPACE[data[lo]]:
+            start = self._starts.get(lo, hi)
+            if start >= hi:  # not seen, or the first non-blank byte after lo is beyond hi
+                match = NON_SPACE.search(data, lo, hi)
+                if match is None:
+                    return lo, lo
+                start = self._starts[lo] = match.start()
+        if not _IS_SPACE[data[hi - 1]]:
+            return start, hi
+        end = self._ends.get(hi)
+        if end is None:
+            end = self._ends[hi] = _last_solid_end(data, start, hi)
+        return start, end
 
     def line_of(self, position: int) -> int:
         """1-based line of the byte at ``position``."""
@@ -122,12 +123,9 @@ class Packer:
         return self.data[lo:hi].decode("utf-8")
 
     def count(self, lo: int, hi: int) -> int:
-        """Tokens of the trimmed range, counted once."""
-        key = self.trim(lo, hi)
-        tokens = self._counts.get(key)
-        if tokens is None:
-            tokens = self._counts[key] = self._ranges.count(*key) if key[1] > key[0] else 0
-        return tokens
+        """Tokens of the trimmed range."""
+        start, end = self.trim(lo, hi)
+        return self._ranges.count(start, end) if end > start else 0
 
     def fits(self, lo: int, hi: int) -> bool:
         start, end = self.trim(lo, hi)
@@ -341,6 +339,17 @@ class Packer:
                     )
                 )
         return leaves
+
+
+def _last_solid_end(data: bytes, start: int, hi: int) -> int:
+    """Just after the last non-blank byte before ``hi``; ``data[start]`` is not blank."""
+    end = hi
+    while True:  # strip the tail in windows so a long blank run is not copied whole
+        window_start = max(start, end - 256)
+        kept = len(data[window_start:end].rstrip(_SPACE))
+        if kept:
+            return window_start + kept
+        end = window_start
 
 
 def _newlines(data: bytes) -> list[int]:
