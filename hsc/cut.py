@@ -43,13 +43,15 @@ class SyntaxCutter(Packer):
         the first from ``lo`` and the last up to ``hi``; empty ones are dropped."""
         items: list[Item] = []
         cut = lo
-        last = len(children) - 1
-        for index, child in enumerate(children):
-            start = cut
-            end = hi if index == last else min(hi, max(start, children[index + 1].start_byte))
-            if end > start:
-                items.append(Item(child, start, end))
-            cut = end
+        for child, following in zip(children, children[1:]):
+            end = following.start_byte
+            if end > hi:
+                end = hi
+            if end > cut:
+                items.append(Item(child, cut, end))
+                cut = end
+        if children and hi > cut:
+            items.append(Item(children[-1], cut, hi))
         return items
 
     def code_atoms(self, node: Any, lo: int, hi: int) -> list[Atom]:
@@ -59,8 +61,9 @@ class SyntaxCutter(Packer):
         stack: list[tuple[Any, int, int, str | None]] = [(node, lo, hi, None)]
         while stack:
             current, start, end, label = stack.pop()
-            if self.fits(start, end):
-                atoms.append(Atom(start, end, label or current.type, current))
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                atoms.append(Atom(start, end, label or current.type, current, tokens))
                 continue
             children = current.children
             if not children:
@@ -141,8 +144,9 @@ class SyntaxCutter(Packer):
                 yield item
                 continue
             own_label = label or node.type
-            if self.fits(item.lo, item.hi):
-                yield Atom(item.lo, item.hi, own_label)
+            tokens = self.measure(item.lo, item.hi)
+            if tokens >= 0:
+                yield Atom(item.lo, item.hi, own_label, None, tokens)
             elif node.child_count:
                 inner = self.container_items(node.children, item.lo, item.hi)
                 stack.extend((child, own_label) for child in reversed(inner))
@@ -169,9 +173,10 @@ class SyntaxCutter(Packer):
     def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
         node_type, name, body = describe(self.data, item.node)
         scope = f"{parent_scope}.{name}" if name else parent_scope
-        if self.fits(item.lo, item.hi):
+        tokens = self.measure(item.lo, item.hi)
+        if tokens >= 0:
             start, end = self.trim(item.lo, item.hi)
-            return [Piece(start, end, scope, node_type, self.count(start, end), parent_group)]
+            return [Piece(start, end, scope, node_type, tokens, parent_group)]
         group = (*parent_group, item.node.start_byte)
         members = self.members(body) if body is not None else None
         if members:

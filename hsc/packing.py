@@ -55,6 +55,7 @@ class Atom:
     hi: int
     label: str
     node: Any = None  # the syntax node it was cut from, so a packer can still open it
+    tokens: int = -1  # tokens of the trimmed range, when known (it was measured when cut)
 
 
 @dataclass(slots=True)
@@ -136,6 +137,15 @@ class Packer:
             return False
         return self.count(start, end) <= self.maximum
 
+    def measure(self, lo: int, hi: int) -> int:
+        """Tokens of the trimmed range if it ``fits``, else -1: an atom cut where it fits is
+        counted there, once, rather than trimmed again when it is packed."""
+        start, end = self.trim(lo, hi)
+        if end - start > _SURELY_TOO_BIG * self.maximum:
+            return -1
+        tokens = self._ranges.count(start, end) if end > start else 0
+        return tokens if tokens <= self.maximum else -1
+
     def line_atoms(self, lo: int, hi: int, label: str) -> list[Atom]:
         """Cut a range that has no syntax to split along: by lines, and a line
         that is still too big by tokens."""
@@ -147,8 +157,9 @@ class Packer:
             line_end = min(line_end, hi)
             start, end = self.trim(line_start, line_end)
             if end > start:
-                if self.fits(start, end):
-                    atoms.append(Atom(line_start, line_end, label))
+                tokens = self.measure(start, end)
+                if tokens >= 0:
+                    atoms.append(Atom(line_start, line_end, label, None, tokens))
                 else:
                     atoms.extend(self.token_atoms(start, end, label))
             if line_end >= hi:
@@ -195,7 +206,7 @@ class Packer:
         tokens (sums of atom counts, checked by counting each piece)."""
         pieces: list[Piece] = []
         atoms = list(atoms)
-        counts = [self.count(atom.lo, atom.hi) for atom in atoms]
+        counts = [atom.tokens if atom.tokens >= 0 else self.count(atom.lo, atom.hi) for atom in atoms]
         index = 0
         while index < len(atoms):
             total = 0
