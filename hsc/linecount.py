@@ -92,24 +92,38 @@ def _byte_classes() -> bytes:
     return bytes(classes)
 
 
-def _word_end_pairs() -> bytes:
-    """1 at ``before * 8 + after`` where ``WORD_END`` matches between bytes of those classes."""
+# What a pair of neighbouring bytes says about the position between them: a split point (a
+# word end, or a line cut before a line with no indent), an indent's start (after a line
+# break), or the end of a run of spaces and tabs, before a printable character or not.
+_NOTHING, _SPLIT, _INDENT, _INDENT_END, _BLANK_END = range(5)
+
+
+def _pair_events() -> bytes:
+    """The event at ``before * 8 + after``, for bytes of those classes."""
     printable = (_LETTER, _DIGIT, _PUNCT)
     table = bytearray(256)
     for before in range(7):
         for after in range(7):
             ascii_after = after != _NON_ASCII
-            table[before * 8 + after] = (
+            if (
                 (before in printable and after == _BLANK)
                 or (before == _LETTER and ascii_after and after != _LETTER)
                 or (before == _DIGIT and ascii_after and after != _DIGIT)
-            )
+                or (before == _BREAK and after in printable)
+            ):
+                event = _SPLIT
+            elif before == _BREAK and after == _BLANK:
+                event = _INDENT
+            elif before == _BLANK and after != _BLANK:
+                event = _INDENT_END if after in printable else _BLANK_END
+            else:
+                event = _NOTHING
+            table[before * 8 + after] = event
     return bytes(table)
 
 
 _CLASSES = _byte_classes()
-_WORD_END_PAIRS = _word_end_pairs()
-_IS_PRINTABLE = np.array([cls in (_LETTER, _DIGIT, _PUNCT) for cls in range(7)])
+_PAIR_EVENTS = _pair_events()
 
 
 @dataclass
@@ -209,48 +223,41 @@ def whole_file_splits(
     start and end, they give ints almost as fast as a list does, without building one
     (and the number of split points before a position replaces a bisection)."""
     ends = counter.token_ends(data.decode("utf-8"))  # type: ignore[attr-defined]
-    is_split = _split_mask(data)
-    points = np.flatnonzero(is_split)
+    if (ends[-1] if len(ends) else 0) != len(data):
+        return None
+    points = split_points(data)
+    is_split = np.zeros(len(data) + 1, dtype=np.bool_)
+    is_split[points] = True
     edges = np.concatenate(([0], ends))
-    at = np.minimum(np.searchsorted(edges, points), len(edges) - 1)
-    if not np.array_equal(edges[at], points):
+    at = np.flatnonzero(is_split[edges])  # the index of each split point among the edges
+    if len(at) != len(points) or not np.array_equal(edges[at], points):
         return None
     index = np.int32 if len(data) < 2**31 - 2 else np.int64
     rank = np.zeros(len(data) + 2, dtype=index)
-    np.cumsum(is_split, dtype=index, out=rank[1 : len(data) + 1])
-    rank[-1] = rank[-2]
+    np.cumsum(is_split, dtype=index, out=rank[1:])
     return memoryview(points.astype(index)), memoryview(at.astype(index)), memoryview(rank)
 
 
 def split_points(data: bytes) -> np.ndarray:
     """Where ``LINE_CUT`` or ``WORD_END`` matches end, ascending."""
-    return np.flatnonzero(_split_mask(data))
-
-
-def _split_mask(data: bytes) -> np.ndarray:
-    """For each position of ``data``, whether it is a split point."""
-    split = np.zeros(len(data), dtype=np.bool_)
     if len(data) < 2:
-        return split
+        return np.zeros(0, dtype=np.int64)
     # bytes.translate maps bytes through a table several times faster than numpy indexes one.
     classes = np.frombuffer(data.translate(_CLASSES), dtype=np.uint8)
     pairs = classes[:-1] << 3
     pairs |= classes[1:]
-    split[1:] = np.frombuffer(pairs.tobytes().translate(_WORD_END_PAIRS), dtype=np.bool_)
-    split[_line_cuts(classes)] = True
-    return split
+    events = np.frombuffer(pairs.tobytes().translate(_PAIR_EVENTS), dtype=np.uint8)
+    between = np.flatnonzero(events)  # event i lies between bytes i and i + 1
+    kinds = events[between]
+    chosen = kinds == _SPLIT
+    # Nothing happens inside a run of spaces and tabs, so the event after an indent's start
+    # is where it ends: a line cut when a printable character follows.
+    indents = np.flatnonzero(kinds[:-1] == _INDENT)
+    chosen[indents[kinds[indents + 1] == _INDENT_END]] = True
+    return between[chosen] + 1
 
 
 def line_cuts(data: bytes) -> list[int]:
     """Where ``LINE_CUT`` matches end: just after each ``\\r`` or ``\\n`` whose next
     line starts with spaces or tabs and then a printable ASCII character."""
-    classes = np.frombuffer(data.translate(_CLASSES), dtype=np.uint8)
-    return _line_cuts(classes).tolist()  # type: ignore[no-any-return]
-
-
-def _line_cuts(classes: np.ndarray) -> np.ndarray:
-    line_starts = np.flatnonzero(classes == _BREAK) + 1
-    solid = np.flatnonzero(classes != _BLANK)
-    at = np.searchsorted(solid, line_starts)  # the first byte after each line's spaces and tabs
-    found = at < len(solid)
-    return line_starts[found][_IS_PRINTABLE[classes[solid[at[found]]]]]
+    return [point for point in split_points(data).tolist() if data[point - 1] in b"\r\n"]
