@@ -38,21 +38,21 @@ class Item:
 class SyntaxCutter(Packer):
     """Cuts one parsed file into pieces along its syntax tree."""
 
-    def intervals(self, children: list[Any], lo: int, hi: int) -> list[Item]:
+    def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
         the first from ``lo`` and the last up to ``hi``; empty ones are dropped."""
-        items: list[Item] = []
+        spans: list[tuple[Any, int, int]] = []
         cut = lo
         for child, following in zip(children, children[1:]):
             end = following.start_byte
             if end > hi:
                 end = hi
             if end > cut:
-                items.append(Item(child, cut, end))
+                spans.append((child, cut, end))
                 cut = end
         if children and hi > cut:
-            items.append(Item(children[-1], cut, hi))
-        return items
+            spans.append((children[-1], cut, hi))
+        return spans
 
     def code_atoms(self, node: Any, lo: int, hi: int) -> list[Atom]:
         """Cut a node (clipped to ``lo..hi``) into atoms that fit, descending
@@ -65,16 +65,17 @@ class SyntaxCutter(Packer):
             if tokens >= 0:
                 atoms.append(Atom(start, end, label or current.type, current, tokens))
                 continue
+            current_type = current.type  # each read of a node's attribute builds a new object
             children = current.children
             if not children:
-                atoms.extend(self.line_atoms(start, end, label or current.type))
+                atoms.extend(self.line_atoms(start, end, label or current_type))
                 continue
             # Statements of a body are labelled as themselves; the parts of one
             # statement carry that statement's type.
-            own_labels = label is None or current.type in BODY_TYPES
+            own_labels = label is None or current_type in BODY_TYPES
             for item in reversed(self.joined_items(children, start, end)):
                 child = item.node
-                child_label = (child.type if child.is_named else current.type) if own_labels else label
+                child_label = (child.type if child.is_named else current_type) if own_labels else label
                 stack.append((child, item.lo, item.hi, child_label))
         return atoms
 
@@ -85,14 +86,13 @@ class SyntaxCutter(Packer):
         joined to what precedes them, so no cut falls between a statement
         and its ``;``, ``)`` or trailing comment."""
         items: list[Item] = []
-        for item in self.intervals(children, lo, hi):
-            node = item.node
+        for node, start, end in self.intervals(children, lo, hi):
             if items and (
                 not node.is_named or (node.type in COMMENT_TYPES and self._same_line(items[-1], node))
             ):
-                items[-1].hi = item.hi
+                items[-1].hi = end
             else:
-                items.append(item)
+                items.append(Item(node, start, end))
         return items
 
     def container_items(self, children: list[Any], lo: int, hi: int) -> list[Item]:

@@ -355,12 +355,14 @@ class Packer:
 def _last_solid_end(data: bytes, start: int, hi: int) -> int:
     """Just after the last non-blank byte before ``hi``; ``data[start]`` is not blank."""
     end = hi
+    window = 32  # a range most often ends in a line break and the next line's indent
     while True:  # strip the tail in windows so a long blank run is not copied whole
-        window_start = max(start, end - 256)
+        window_start = end - window if end - window > start else start
         kept = len(data[window_start:end].rstrip(_SPACE))
         if kept:
             return window_start + kept
         end = window_start
+        window = 256
 
 
 def _newlines(data: bytes) -> list[int]:
