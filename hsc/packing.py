@@ -7,10 +7,10 @@ trimmed. So the leaves of a file never overlap and every non-whitespace byte
 (comments, imports, decorators, stray tokens, error-recovery debris) lies in
 exactly one leaf, whatever the grammar does.
 
-Sizes are token counts of the leaf text (``TokenCounter.count``). A byte is at
-least one token's worth of text, so a range of at most ``maximum`` bytes fits
-without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
-allowed token is taken as too big without being counted either.
+Sizes are token counts of the leaf text (``TokenCounter.count``). A range of
+more than ``_SURELY_TOO_BIG`` bytes per allowed token is taken as too big
+without being counted; any other is counted where it is cut (packing needs
+the counts of the ranges that fit).
 
 Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which encodes
 each file once.
@@ -128,18 +128,9 @@ class Packer:
         start, end = self.trim(lo, hi)
         return self._ranges.count(start, end) if end > start else 0
 
-    def fits(self, lo: int, hi: int) -> bool:
-        start, end = self.trim(lo, hi)
-        size = end - start
-        if size <= self.maximum:  # a token spans at least one byte
-            return True
-        if size > _SURELY_TOO_BIG * self.maximum:
-            return False
-        return self.count(start, end) <= self.maximum
-
     def measure(self, lo: int, hi: int) -> int:
-        """Tokens of the trimmed range if it ``fits``, else -1: an atom cut where it fits is
-        counted there, once, rather than trimmed again when it is packed."""
+        """Tokens of the trimmed range if it fits in one leaf, else -1. A range that fits is
+        counted where it is cut, once: packing needs its count, and an atom carries it."""
         start, end = self.trim(lo, hi)
         if end - start > _SURELY_TOO_BIG * self.maximum:
             return -1
