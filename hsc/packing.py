@@ -325,6 +325,8 @@ class Packer:
                 ]
             for lo, hi in ranges:
                 start, end = self.trim(lo, hi)
+                # A piece is a trimmed range with its count (counted again only if cut up here).
+                tokens = piece.tokens if (start, end) == (piece.lo, piece.hi) else self.count(start, end)
                 leaves.append(
                     Leaf(
                         path=path,
@@ -336,7 +338,7 @@ class Packer:
                         start_line=self.line_of(start),
                         end_line=self.line_of(end - 1),
                         text=self.text(start, end),
-                        token_count=self.count(start, end),
+                        token_count=tokens,
                         chunker=chunker,
                     )
                 )
