@@ -38,19 +38,21 @@ class Item:
 class SyntaxCutter(Packer):
     """Cuts one parsed file into pieces along its syntax tree."""
 
-    def intervals(self, children: list[Any], lo: int, hi: int) -> list[Item]:
+    def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
         the first from ``lo`` and the last up to ``hi``; empty ones are dropped."""
-        items: list[Item] = []
+        spans: list[tuple[Any, int, int]] = []
         cut = lo
-        last = len(children) - 1
-        for index, child in enumerate(children):
-            start = cut
-            end = hi if index == last else min(hi, max(start, children[index + 1].start_byte))
-            if end > start:
-                items.append(Item(child, start, end))
-            cut = end
-        return items
+        for child, following in zip(children, children[1:]):
+            end = following.start_byte
+            if end > hi:
+                end = hi
+            if end > cut:
+                spans.append((child, cut, end))
+                cut = end
+        if children and hi > cut:
+            spans.append((children[-1], cut, hi))
+        return spans
 
     def code_atoms(self, node: Any, lo: int, hi: int) -> list[Atom]:
         """Cut a node (clipped to ``lo..hi``) into atoms that fit, descending
@@ -59,19 +61,21 @@ class SyntaxCutter(Packer):
         stack: list[tuple[Any, int, int, str | None]] = [(node, lo, hi, None)]
         while stack:
             current, start, end, label = stack.pop()
-            if self.fits(start, end):
-                atoms.append(Atom(start, end, label or current.type, current))
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                atoms.append(Atom(start, end, label or current.type, current, tokens))
                 continue
+            current_type = current.type  # each read of a node's attribute builds a new object
             children = current.children
             if not children:
-                atoms.extend(self.line_atoms(start, end, label or current.type))
+                atoms.extend(self.line_atoms(start, end, label or current_type))
                 continue
             # Statements of a body are labelled as themselves; the parts of one
             # statement carry that statement's type.
-            own_labels = label is None or current.type in BODY_TYPES
+            own_labels = label is None or current_type in BODY_TYPES
             for item in reversed(self.joined_items(children, start, end)):
                 child = item.node
-                child_label = (child.type if child.is_named else current.type) if own_labels else label
+                child_label = (child.type if child.is_named else current_type) if own_labels else label
                 stack.append((child, item.lo, item.hi, child_label))
         return atoms
 
@@ -82,14 +86,13 @@ class SyntaxCutter(Packer):
         joined to what precedes them, so no cut falls between a statement
         and its ``;``, ``)`` or trailing comment."""
         items: list[Item] = []
-        for item in self.intervals(children, lo, hi):
-            node = item.node
+        for node, start, end in self.intervals(children, lo, hi):
             if items and (
                 not node.is_named or (node.type in COMMENT_TYPES and self._same_line(items[-1], node))
             ):
-                items[-1].hi = item.hi
+                items[-1].hi = end
             else:
-                items.append(item)
+                items.append(Item(node, start, end))
         return items
 
     def container_items(self, children: list[Any], lo: int, hi: int) -> list[Item]:
@@ -141,8 +144,9 @@ class SyntaxCutter(Packer):
                 yield item
                 continue
             own_label = label or node.type
-            if self.fits(item.lo, item.hi):
-                yield Atom(item.lo, item.hi, own_label)
+            tokens = self.measure(item.lo, item.hi)
+            if tokens >= 0:
+                yield Atom(item.lo, item.hi, own_label, None, tokens)
             elif node.child_count:
                 inner = self.container_items(node.children, item.lo, item.hi)
                 stack.extend((child, own_label) for child in reversed(inner))
@@ -169,9 +173,10 @@ class SyntaxCutter(Packer):
     def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
         node_type, name, body = describe(self.data, item.node)
         scope = f"{parent_scope}.{name}" if name else parent_scope
-        if self.fits(item.lo, item.hi):
+        tokens = self.measure(item.lo, item.hi)
+        if tokens >= 0:
             start, end = self.trim(item.lo, item.hi)
-            return [Piece(start, end, scope, node_type, self.count(start, end), parent_group)]
+            return [Piece(start, end, scope, node_type, tokens, parent_group)]
         group = (*parent_group, item.node.start_byte)
         members = self.members(body) if body is not None else None
         if members:

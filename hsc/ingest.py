@@ -276,12 +276,27 @@ def load_file(
 
 def _first_long_line(source: str, limit: int) -> tuple[int, int] | None:
     """(1-based line number, length) of the first line longer than ``limit`` characters."""
-    if len(source) <= limit:
+    if not _has_long_line(source, limit):
         return None
     for number, line in enumerate(source.split("\n"), start=1):
         if len(line) > limit:
             return number, len(line)
     return None
+
+
+def _has_long_line(source: str, limit: int) -> bool:
+    """Whether a line is longer than ``limit`` characters, without splitting the text.
+
+    From a line's start, the last newline within ``limit + 1`` characters ends every line
+    that starts before it within the limit, and the next line starts after it; a line
+    with no newline that near is too long."""
+    start = 0
+    while len(source) - start > limit:
+        newline = source.rfind("\n", start, start + limit + 1)
+        if newline < 0:
+            return True
+        start = newline + 1
+    return False
 
 
 def _syntax_errors(lines: list[int]) -> str:

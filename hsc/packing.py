@@ -7,10 +7,10 @@ trimmed. So the leaves of a file never overlap and every non-whitespace byte
 (comments, imports, decorators, stray tokens, error-recovery debris) lies in
 exactly one leaf, whatever the grammar does.
 
-Sizes are token counts of the leaf text (``TokenCounter.count``). A byte is at
-least one token's worth of text, so a range of at most ``maximum`` bytes fits
-without being counted, and a range of more than ``_SURELY_TOO_BIG`` bytes per
-allowed token is taken as too big without being counted either.
+Sizes are token counts of the leaf text (``TokenCounter.count``). A range of
+more than ``_SURELY_TOO_BIG`` bytes per allowed token is taken as too big
+without being counted; any other is counted where it is cut (packing needs
+the counts of the ranges that fit).
 
 Counts of ranges come from :class:`hsc.linecount.RangeCounter`, which encodes
 each file once.
@@ -44,6 +44,7 @@ _SURELY_TOO_BIG = 12
 NON_SPACE = re.compile(rb"[^ \t\n\r\f\v]")
 _LF = 0x0A
 _SPACE = b" \t\n\r\f\v"
+_IS_SPACE = tuple(byte in _SPACE for byte in range(256))
 
 
 @dataclass(slots=True)
@@ -54,6 +55,7 @@ class Atom:
     hi: int
     label: str
     node: Any = None  # the syntax node it was cut from, so a packer can still open it
+    tokens: int = -1  # tokens of the trimmed range, when known (it was measured when cut)
 
 
 @dataclass(slots=True)
@@ -77,7 +79,7 @@ class Piece:
 
 
 class Packer:
-    """Cuts and packs ranges of one file's bytes; caches token counts by trimmed range."""
+    """Cuts and packs ranges of one file's bytes."""
 
     def __init__(self, data: bytes, params: Parameters, counter: TokenCounter) -> None:
         self.data = data
@@ -85,34 +87,34 @@ class Packer:
         self.maximum = params.maximum_chunk_token_length
         self.minimum = params.minimum_chunk_token_length
         self.newlines = _newlines(data)
-        self._counts: dict[tuple[int, int], int] = {}
-        self._trims: dict[tuple[int, int], tuple[int, int]] = {}
+        # Where a trimmed range starts, by the start it was trimmed from (the first non-blank
+        # byte at or after it), and where it ends, by the end (just after the last non-blank
+        # byte before it): packing trims ranges that share their starts and ends many times.
+        self._starts: dict[int, int] = {}
+        self._ends: dict[int, int] = {}
         self._ranges = RangeCounter(data, counter)
 
     # ----------------------------------------------------------------- ranges
 
     def trim(self, lo: int, hi: int) -> tuple[int, int]:
-        """The range without leading and trailing whitespace; (lo, lo) when blank (remembered:
-        packing asks for the same ranges many times)."""
-        key = (lo, hi)
-        trimmed = self._trims.get(key)
-        if trimmed is None:
-            trimmed = self._trims[key] = self._trim(lo, hi)
-            self._trims[trimmed] = trimmed  # callers trim, then count the trimmed range
-        return trimmed
-
-    def _trim(self, lo: int, hi: int) -> tuple[int, int]:
-        match = NON_SPACE.search(self.data, lo, hi)
-        if match is None:
+        """The range without leading and trailing whitespace; (lo, lo) when blank."""
+        data = self.data
+        if lo >= hi:
             return lo, lo
-        start = match.start()
-        end = hi
-        while True:  # strip the tail in windows so a long blank run is not copied whole
-            window_start = max(start, end - 256)
-            kept = len(self.data[window_start:end].rstrip(_SPACE))
-            if kept:
-                return start, window_start + kept
-            end = window_start
+        start = lo
+        if _IS_SPACE[data[lo]]:
+            start = self._starts.get(lo, hi)
+            if start >= hi:  # not seen, or the first non-blank byte after lo is beyond hi
+                match = NON_SPACE.search(data, lo, hi)
+                if match is None:
+                    return lo, lo
+                start = self._starts[lo] = match.start()
+        if not _IS_SPACE[data[hi - 1]]:
+            return start, hi
+        end = self._ends.get(hi)
+        if end is None:
+            end = self._ends[hi] = _last_solid_end(data, start, hi)
+        return start, end
 
     def line_of(self, position: int) -> int:
         """1-based line of the byte at ``position``."""
@@ -122,21 +124,18 @@ class Packer:
         return self.data[lo:hi].decode("utf-8")
 
     def count(self, lo: int, hi: int) -> int:
-        """Tokens of the trimmed range, counted once."""
-        key = self.trim(lo, hi)
-        tokens = self._counts.get(key)
-        if tokens is None:
-            tokens = self._counts[key] = self._ranges.count(*key) if key[1] > key[0] else 0
-        return tokens
-
-    def fits(self, lo: int, hi: int) -> bool:
+        """Tokens of the trimmed range."""
         start, end = self.trim(lo, hi)
-        size = end - start
-        if size <= self.maximum:  # a token spans at least one byte
-            return True
-        if size > _SURELY_TOO_BIG * self.maximum:
-            return False
-        return self.count(start, end) <= self.maximum
+        return self._ranges.count(start, end) if end > start else 0
+
+    def measure(self, lo: int, hi: int) -> int:
+        """Tokens of the trimmed range if it fits in one leaf, else -1. A range that fits is
+        counted where it is cut, once: packing needs its count, and an atom carries it."""
+        start, end = self.trim(lo, hi)
+        if end - start > _SURELY_TOO_BIG * self.maximum:
+            return -1
+        tokens = self._ranges.count(start, end) if end > start else 0
+        return tokens if tokens <= self.maximum else -1
 
     def line_atoms(self, lo: int, hi: int, label: str) -> list[Atom]:
         """Cut a range that has no syntax to split along: by lines, and a line
@@ -149,8 +148,9 @@ class Packer:
             line_end = min(line_end, hi)
             start, end = self.trim(line_start, line_end)
             if end > start:
-                if self.fits(start, end):
-                    atoms.append(Atom(line_start, line_end, label))
+                tokens = self.measure(start, end)
+                if tokens >= 0:
+                    atoms.append(Atom(line_start, line_end, label, None, tokens))
                 else:
                     atoms.extend(self.token_atoms(start, end, label))
             if line_end >= hi:
@@ -197,7 +197,7 @@ class Packer:
         tokens (sums of atom counts, checked by counting each piece)."""
         pieces: list[Piece] = []
         atoms = list(atoms)
-        counts = [self.count(atom.lo, atom.hi) for atom in atoms]
+        counts = [atom.tokens if atom.tokens >= 0 else self.count(atom.lo, atom.hi) for atom in atoms]
         index = 0
         while index < len(atoms):
             total = 0
@@ -325,6 +325,8 @@ class Packer:
                 ]
             for lo, hi in ranges:
                 start, end = self.trim(lo, hi)
+                # A piece is a trimmed range with its count (counted again only if cut up here).
+                tokens = piece.tokens if (start, end) == (piece.lo, piece.hi) else self.count(start, end)
                 leaves.append(
                     Leaf(
                         path=path,
@@ -336,11 +338,24 @@ class Packer:
                         start_line=self.line_of(start),
                         end_line=self.line_of(end - 1),
                         text=self.text(start, end),
-                        token_count=self.count(start, end),
+                        token_count=tokens,
                         chunker=chunker,
                     )
                 )
         return leaves
+
+
+def _last_solid_end(data: bytes, start: int, hi: int) -> int:
+    """Just after the last non-blank byte before ``hi``; ``data[start]`` is not blank."""
+    end = hi
+    window = 32  # a range most often ends in a line break and the next line's indent
+    while True:  # strip the tail in windows so a long blank run is not copied whole
+        window_start = end - window if end - window > start else start
+        kept = len(data[window_start:end].rstrip(_SPACE))
+        if kept:
+            return window_start + kept
+        end = window_start
+        window = 256
 
 
 def _newlines(data: bytes) -> list[int]:

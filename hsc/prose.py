@@ -50,8 +50,9 @@ class ProseCutter(Packer):
             start, end = self.trim(lo, hi)
             if end <= start:
                 continue
-            if self.fits(start, end):
-                pieces.append(Piece(start, end, scope, node_type, self.count(start, end), group))
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                pieces.append(Piece(start, end, scope, node_type, tokens, group))
             else:
                 pieces.extend(self.pack(self.line_atoms(lo, hi, node_type), scope, group, statements=True))
         return pieces
@@ -64,8 +65,9 @@ class ProseCutter(Packer):
             start, end = self.trim(section_lo, section_hi)
             if end <= start:
                 continue
-            if self.fits(start, end):
-                pieces.append(Piece(start, end, scope, "section", self.count(start, end), ()))
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                pieces.append(Piece(start, end, scope, "section", tokens, ()))
                 continue
             paragraphs = self.markdown_paragraphs(section_lo, section_hi)
             pieces.extend(self.block_pieces(paragraphs, scope, (section_lo,), "paragraph"))

@@ -12,7 +12,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from hsc.ingest import detect_language, load_file, walk_repository
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hsc.ingest import _first_long_line, detect_language, load_file, walk_repository
 from hsc.model import ParsedFile
 from hsc.params import Parameters, Settings
 from hsc.tokens import get_counter
@@ -373,3 +376,14 @@ def test_walk_then_load_a_small_repository(tmp_path: Path) -> None:
         ("assets/icon.png", "skipped", None),
     ]
     assert detect_language("app/util.ts") == "typescript"
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    st.lists(st.sampled_from(["\n", "a", "bb", "é", "\r", "x" * 7]), max_size=40).map("".join),
+    st.integers(1, 12),
+)
+def test_a_long_line_is_found_as_splitting_the_text_finds_it(source: str, limit: int) -> None:
+    lines = source.split("\n")
+    first = next(((n, len(line)) for n, line in enumerate(lines, start=1) if len(line) > limit), None)
+    assert _first_long_line(source, limit) == first

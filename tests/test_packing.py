@@ -17,8 +17,9 @@ from hsc.tokens import TiktokenCounter, get_counter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,
-# letters, digits, punctuation that takes newlines, contractions, and non-ASCII.
-ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂")
+# letters, digits, punctuation that takes newlines, contractions, and non-ASCII (letters,
+# digits and marks among them).
+ALPHABET = list("\n\n\n\r  \t\t::),.\x0b\x0c\x85\u2028\u00a0\u3000ab Zs'tlldve09:(){}#\"\\é中🙂_x17²\u0301")
 
 
 def test_the_counter_in_use_adds_up_across_line_cuts() -> None:
@@ -101,3 +102,19 @@ def test_ranges_are_counted_whole_when_a_split_point_is_not_a_token_edge() -> No
         start, end = packer.trim(lo, hi)
         assert packer.count(lo, hi) == get_counter().count(data[start:end].decode("utf-8"))
     assert packer._ranges._splits == []  # the check caught it: no split point is used
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(list("  \t\n\n\r\x0b\x0cab;é")), max_size=60).map("".join), st.randoms())
+def test_trimming_agrees_with_stripping_the_slice(text: str, rng: random.Random) -> None:
+    """A packer remembers where trimmed ranges start and end; ranges that share a start
+    or an end (as packing asks) trim as stripping each slice on its own does."""
+    data = text.encode("utf-8")
+    packer = Packer(data, Parameters(), get_counter())
+    edges = [rng.randint(0, len(data)) for _ in range(6)]
+    for _ in range(40):
+        lo, hi = rng.choice(edges), rng.choice(edges)
+        stripped = data[lo:hi].lstrip(b" \t\n\r\f\v")
+        start = hi - len(stripped) if stripped else lo
+        end = start + len(stripped.rstrip(b" \t\n\r\f\v")) if stripped else lo
+        assert packer.trim(lo, hi) == (start, end), (lo, hi)
