@@ -25,6 +25,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from hsc.bench.memory import peak_rss_mb
 from hsc.embed import DEFAULT_BACKEND
 
 
@@ -106,7 +107,8 @@ def index_once(root: Path, run: str, scratch: Path) -> dict[str, Any]:
         "index_seconds": round(report.seconds, 1),
         "end_to_end_seconds": round(total, 1),
         "leaves_per_second": round(report.leaves / total, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak_rss_mb": round(peak_rss_mb()),
+        # The largest worker's ru_maxrss, which counts what it shared with this process when spawned.
         "peak_worker_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024),
         "edited_file": edited,
         "edit_reindex_seconds": round(edit_seconds, 2),

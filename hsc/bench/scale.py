@@ -13,7 +13,6 @@ from __future__ import annotations
 import gc
 import json
 import math
-import resource
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.bench.memory import peak_rss_mb
 from hsc.bench.perf import _percentiles, synthetic_table
 from hsc.embed import EncoderSpec, normalise
 from hsc.hierarchy import plan_hierarchy
@@ -30,11 +30,6 @@ from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
 from hsc.segment import segment
 
 SIZES = (10_000, 100_000, 1_000_000)
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident set so far (Linux reports KiB)."""
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def _query_vectors(vectors: np.ndarray, count: int, seed: int = 2) -> np.ndarray:
