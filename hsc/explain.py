@@ -316,7 +316,7 @@ def trace_query(
     rank_of_group[np.argsort(-group_scores, kind="stable")] = np.arange(1, len(group_scores) + 1)
     row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(plan.table.leaf_ids)}
     group_of_leaf = plan.group_of_leaf()
-    opened = [g.node_id for g in response.groups]
+    opened = response.opened_group_ids
     flat_group_rank, flat_reached = {}, {}
     for result in response.flat:
         row = row_of_leaf[int(result.leaf_id.split(":")[1])]

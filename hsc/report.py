@@ -141,7 +141,7 @@ def _query_section(response: QueryResponse) -> str:
     return (
         f"<h3>“{_e(response.query)}”</h3>"
         f"<p class='muted'>The {_e(response.mode)} search read {response.leaves_compared} leaves "
-        f"({len(response.groups)} groups opened); "
+        f"({len(response.opened_group_ids)} groups opened); "
         f"the flat search read {response.flat_leaves_compared}. Shaded: found by the flat search only.</p>"
         + _table(["rank", _e(response.mode), "flat search"], rows, changed)
     )

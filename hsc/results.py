@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hsc.model import LeafContext
@@ -102,6 +102,16 @@ class QueryResponse:
     embedding_ms: float
     hierarchy_id: int | None = None
     query_id: int | None = None
+    # Every group stage 1 opened, best first; ``groups`` describes the first of them and
+    # every group that holds a result (a widened stage 1 opens thousands at 10^5 leaves).
+    opened_group_ids: list[str] = field(default_factory=list)
+
+    def groups_shown(self) -> str:
+        """A line saying which of the opened groups ``groups`` describes; "" when it holds them all."""
+        opened = len(self.opened_group_ids)
+        if len(self.groups) >= opened:
+            return ""
+        return f"{len(self.groups)} of the {opened:,} groups opened: the best and those holding a result."
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -36,6 +36,10 @@ from hsc.retrieve import (
 from hsc.sidecar import SideFiles
 from hsc.store import Store
 
+# How many of the groups stage 1 opened a query describes (path, lines, scope, summary), best
+# first, besides every group that holds a result: the Query page and the history show these.
+GROUPS_DESCRIBED = 100
+
 
 def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
     """The rows of ``table`` where ``keep`` is true, still in document order."""
@@ -243,16 +247,22 @@ class Searching:
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
-        # Opened groups are described by their stored labels (a widened stage 1 opens thousands);
-        # the groups that hold a result come whole, as its parent.
-        opened = self._group_labels(hierarchy_id, [loaded.mid_ids[g.ordinal] for g in staged.groups])
+        # Opened groups are described by their stored labels, the first GROUPS_DESCRIBED of them
+        # and those holding a result (a widened stage 1 opens about 27,000 at 10^6 leaves); the
+        # groups that hold a result come whole too, as its parent.
+        holding = {hit.group for hit in staged.leaves}
+        described = [
+            (rank, hit)
+            for rank, hit in enumerate(staged.groups, start=1)
+            if rank <= GROUPS_DESCRIBED or hit.ordinal in holding
+        ]
+        labels = self._group_labels(hierarchy_id, [loaded.mid_ids[hit.ordinal] for _, hit in described])
         groups: list[GroupResult] = []
-        for hit in staged.groups:
+        for rank, hit in described:
             node_id = loaded.mid_ids[hit.ordinal]
-            label = opened.get(node_id)
-            if label is None:
-                continue
-            groups.append(GroupResult(len(groups) + 1, f"mid:{node_id}", hit.score, **label))
+            label = labels.get(node_id)
+            if label is not None:
+                groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
         two_stage = self._results(loaded, staged)
         flat_results = self._results(loaded, exact)
         ranked = two_stage + flat_results
@@ -271,6 +281,7 @@ class Searching:
             elapsed_ms=flat_ms if flat else staged_ms,
             embedding_ms=embedding_ms,
             hierarchy_id=hierarchy_id,
+            opened_group_ids=[f"mid:{loaded.mid_ids[hit.ordinal]}" for hit in staged.groups],
         )
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]

@@ -104,6 +104,8 @@ if response is not None and response.query.strip():
     stage1, stage2, flat = st.columns([3, 5, 5], gap="medium")
     with stage1:
         st.markdown("**Stage 1 · groups**")
+        if response.groups_shown():
+            st.caption(response.groups_shown())
         st.dataframe(
             pd.DataFrame(
                 {

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 from test_hnsw_file import turn_a_file_around
 
+from hsc import searching
 from hsc.api import Index
 from hsc.bench.app import write_synthetic_index
 from hsc.bench.scale import SyntheticQueries, _query_vectors
@@ -56,3 +57,27 @@ def test_opened_groups_are_shown_as_their_leaves_describe_them_before_and_after_
             assert [(g.node_id, g.score, shown(g)) for g in again.groups] == [
                 (g.node_id, g.score, shown(g)) for g in before.groups
             ]
+
+
+def test_a_wide_stage_one_describes_its_best_groups_and_those_holding_a_result(tmp_path, monkeypatch):
+    database = tmp_path / "index.db"
+    write_synthetic_index(database, leaves=500)
+    monkeypatch.setattr(searching, "GROUPS_DESCRIBED", 4)
+    with Index.open(database) as index:
+        model = index.repositories()[0]["embedding_model"]
+        queries = _query_vectors(np.asarray(index.leaf_table().vectors), 3)
+    with Index.open(database, embedder=SyntheticQueries(model, queries)) as index:
+        for _ in queries:
+            response = index.query("q", params=WIDE, mode="two-stage", compare=False)
+            opened = response.opened_group_ids
+            assert len(opened) > 4 + len(response.results)  # more than could all be described
+            holding = {result.parent_id for result in response.results}
+            assert {g.node_id for g in response.groups} == set(opened[:4]) | holding
+            ranks = [g.rank for g in response.groups]  # each its place among all opened groups
+            assert ranks == sorted(opened.index(g.node_id) + 1 for g in response.groups)
+            assert response.groups_shown().startswith(f"{len(response.groups)} of the {len(opened)} groups")
+            saved = index.store.conn.execute(
+                "SELECT COUNT(*) FROM query_results WHERE query_id = ? AND stage = 'mid'",
+                (response.query_id,),
+            ).fetchone()[0]
+            assert saved == len(response.groups)  # the history keeps what was shown

@@ -294,6 +294,8 @@ def stage_query(trace: QueryTrace) -> None:
     opened, picked = st.columns([2, 3], gap="large")
     with opened:
         st.markdown("**Stage 1 · the groups opened**")
+        if response.groups_shown():
+            st.caption(response.groups_shown())
         st.dataframe(
             pd.DataFrame(
                 {
