@@ -16,6 +16,10 @@ def test_bench_chunk_times_the_cut_and_where_its_time_goes() -> None:
     parts = result["parts_of_parse"]
     assert parts["parse"] == 1.0 and parts["tokens"] > 0 and parts["facts"] > 0
     assert result["ratio"] > 1 and result["pool_seconds"] > 0
+    floor = result["native_floor"]
+    assert floor["tokens"] == parts["tokens"] and floor["identifier_query"] > 0
+    assert abs(floor["ratio"] - (1 + floor["tokens"] + floor["identifier_query"])) <= 0.02  # each rounded
+    assert floor["ratio"] < result["ratio"]  # the cut runs Python on top of its native parts
     edges = result["edge_texts"]
     assert edges["lookups"] > 0 and 0 <= edges["hit_rate"] <= 1
     assert 0 < edges["kept"] <= edges["limit"] and edges["kept_bytes"] > 0

@@ -15,6 +15,13 @@ file: see ``hsc.linecount``), and the facts read from the parsed tree
 cutting along the tree, packing, making the leaves). The ratio of each part
 to the parse says what a change to it can win.
 
+The *native floor* is what the cut cannot do without, all of it native code
+with no Python per node or token: the parse, the tokenizer's encoding, and
+tree-sitter's query for the identifiers and defining nodes as the facts run
+it (``identifier_query``, the nodes captured and dropped). Whatever Python
+the cut and the facts run comes on top, so a floor ratio above the target
+says no change to hsc's own code can reach it with this tokenizer.
+
 Then the same files are cut again in a pool of worker processes, one per
 core, for the wall-clock time a pool takes (each worker sends back only its
 leaf count; the pipeline decides what it sends).
@@ -30,14 +37,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from tree_sitter import QueryCursor
+
 from hsc import linecount
-from hsc.facts import FactReader
+from hsc.facts import FactReader, names_query
 from hsc.ingest import detect_language, load_file, walk_repository
 from hsc.params import Parameters, Settings
 from hsc.parse import AST_LANGUAGES, module_name, parser_for
 from hsc.tokens import get_counter
 
-PARTS = ("parse", "chunk", "tokens", "facts")
+PARTS = ("parse", "chunk", "tokens", "query", "facts")
 
 
 class _Clock:
@@ -83,6 +92,7 @@ def bench_chunk(root: Path | None = None, workers: int | None = None) -> dict[st
         clock.time("tokens", lambda: counter.token_ends(text))  # noqa: B023
         source = text.encode("utf-8")
         tree = parser_for(language).parse(source)  # parsed again, untimed, for the facts alone
+        clock.time("query", lambda: _identifier_query(language, tree.root_node))  # noqa: B023
         reader = FactReader(source, language, module_name(str(rel_path)))
         clock.time("facts", lambda: reader.read(tree.root_node, parsed.leaves))  # noqa: B023
         for part in PARTS:
@@ -119,6 +129,11 @@ def bench_chunk(root: Path | None = None, workers: int | None = None) -> dict[st
             "facts": _ratio(spent.wall["facts"], parse_seconds),
             "rest": _ratio(rest, parse_seconds),
         },
+        "native_floor": {
+            "tokens": _ratio(spent.wall["tokens"], parse_seconds),
+            "identifier_query": _ratio(spent.wall["query"], parse_seconds),
+            "ratio": _ratio(parse_seconds + spent.wall["tokens"] + spent.wall["query"], parse_seconds),
+        },
         "leaves_per_second": round(leaves / chunk_seconds) if chunk_seconds else None,
         "lines_per_second": round(lines / chunk_seconds) if chunk_seconds else None,
         "edge_texts": _edge_texts(linecount.STATS.lookups - lookups, linecount.STATS.encoded - encoded),
@@ -133,6 +148,13 @@ def bench_chunk(root: Path | None = None, workers: int | None = None) -> dict[st
 def _parse_and_drop(language: str, data: bytes) -> None:
     """A bare parse, its tree freed before the clock stops, as the cut frees its own."""
     parser_for(language).parse(data)
+
+
+def _identifier_query(language: str, root: Any) -> None:
+    """The facts' one query over a parsed tree, its captures dropped (see FactReader.read)."""
+    query = names_query(language)
+    if query is not None:
+        QueryCursor(query).captures(root)
 
 
 def _edge_texts(lookups: int, encoded: int) -> dict[str, Any]:
