@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hsc.bench.memory import peak_rss_mb
+from hsc.bench.memory import children_peak_rss_mb, peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,3 +26,34 @@ def test_a_child_of_a_large_process_reports_its_own_peak() -> None:
     # ru_maxrss would say at least 300 here; a bare interpreter with this module is far smaller.
     assert 0 < float(child.stdout) < 100
     del held
+
+
+def test_live_children_report_their_own_peaks() -> None:
+    program = (
+        "import sys, numpy as np\n"
+        "held = np.ones(int(sys.argv[1]) * 2**20, dtype=np.uint8)\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    sizes = (120, 40)
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", program, str(size)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for size in sizes
+    ]
+    try:
+        for child in children:
+            assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        peaks = children_peak_rss_mb()
+        big, small = (peaks[child.pid] for child in children)
+        assert 120 < big < 120 + 100 and 40 < small < 40 + 100  # each its own, not this process's
+        assert big - small > 60
+    finally:
+        for child in children:
+            child.communicate("\n", timeout=30)
+    assert not set(peaks) & set(children_peak_rss_mb())  # ended children are no longer listed
