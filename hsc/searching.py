@@ -28,6 +28,7 @@ from hsc.results import GroupResult, QueryResponse, QueryResult, check_query, pa
 from hsc.retrieve import (
     LEXICAL_MODES,
     RETRIEVAL_MODES,
+    GroupHits,
     MidLevelIndex,
     Retrieval,
     TwoStageRetriever,
@@ -225,7 +226,7 @@ class Searching:
         started = time.perf_counter()
         lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
         lexical_ms = (time.perf_counter() - started) * 1000
-        staged, staged_ms = Retrieval([], [], 0), 0.0
+        staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
         if compare or not flat:
             started = time.perf_counter()
             staged = loaded.retriever.search(
@@ -238,7 +239,7 @@ class Searching:
                 params.lexical_weight,
             )
             staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
-        exact, flat_ms = Retrieval([], [], len(loaded.table)), 0.0
+        exact, flat_ms = Retrieval(GroupHits(), [], len(loaded.table)), 0.0
         if compare or flat:
             # The flat ranking of the same family: fused with BM25 in the hybrid modes.
             started = time.perf_counter()
@@ -250,12 +251,10 @@ class Searching:
         # Opened groups are described by their stored labels, the first GROUPS_DESCRIBED of them
         # and those holding a result (a widened stage 1 opens about 27,000 at 10^6 leaves); the
         # groups that hold a result come whole too, as its parent.
-        holding = {hit.group for hit in staged.leaves}
-        described = [
-            (rank, hit)
-            for rank, hit in enumerate(staged.groups, start=1)
-            if rank <= GROUPS_DESCRIBED or hit.ordinal in holding
-        ]
+        opened = staged.groups.ordinals
+        holding = np.isin(opened, [hit.group for hit in staged.leaves])
+        holding[:GROUPS_DESCRIBED] = True
+        described = [(int(place) + 1, staged.groups[place]) for place in np.flatnonzero(holding)]
         labels = self._group_labels(hierarchy_id, [loaded.mid_ids[hit.ordinal] for _, hit in described])
         groups: list[GroupResult] = []
         for rank, hit in described:
@@ -281,7 +280,7 @@ class Searching:
             elapsed_ms=flat_ms if flat else staged_ms,
             embedding_ms=embedding_ms,
             hierarchy_id=hierarchy_id,
-            opened_group_ids=[f"mid:{loaded.mid_ids[hit.ordinal]}" for hit in staged.groups],
+            opened_group_ids=[f"mid:{loaded.mid_ids[ordinal]}" for ordinal in opened.tolist()],
         )
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]

@@ -2,7 +2,7 @@ import numpy as np
 
 from hsc.embed import normalise
 from hsc.hierarchy import mean_pool
-from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search, top_k
+from hsc.retrieve import GroupHit, GroupHits, MidLevelIndex, TwoStageRetriever, flat_search, top_k
 
 
 def clustered(n_groups: int = 200, per_group: int = 6, dim: int = 48, seed: int = 3):
@@ -102,3 +102,37 @@ def test_a_widened_stage_one_scores_every_group_exactly(monkeypatch):
         walked = retriever.stage_one(query, mid_level_top_k=5, leaf_budget=budget)
         monkeypatch.setattr("hsc.retrieve.EXACT_STAGE1_SHARE", 0.02)
         assert {g.ordinal for g in walked} == {g.ordinal for g in chosen}
+
+
+def test_stage_two_scores_in_blocks_as_one_product_would(monkeypatch):
+    # Groups of uneven sizes; a budget wide enough that stage 2 gathers many blocks, the last one short.
+    rng = np.random.default_rng(5)
+    sizes = rng.integers(1, 9, 300)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    vectors = normalise(rng.normal(size=(int(sizes.sum()), 32)).astype(np.float32))
+    retriever = TwoStageRetriever(
+        vectors, starts, starts + sizes, MidLevelIndex.build(mean_pool(vectors, starts))
+    )
+    monkeypatch.setattr("hsc.retrieve.ROWS_PER_BLOCK", 7)
+    for row in rng.integers(0, len(vectors), 10):
+        query = vectors[row]
+        staged = retriever.search(query, mid_level_top_k=5, leaf_level_top_k=20, leaf_budget=400)
+        assert staged.leaves_compared >= 400 and staged.leaves_compared % 7  # several blocks, one short
+        opened = np.concatenate([np.arange(starts[g], starts[g] + sizes[g]) for g in staged.groups.ordinals])
+        assert staged.leaves_compared == len(opened)
+        expected = top_k(vectors[opened] @ query, 20)
+        assert [hit.row for hit in staged.leaves] == opened[expected].tolist()
+        assert np.allclose(
+            [hit.score for hit in staged.leaves], (vectors[opened] @ query)[expected], atol=1e-6
+        )
+        owner = np.searchsorted(starts, [hit.row for hit in staged.leaves], side="right") - 1
+        assert [hit.group for hit in staged.leaves] == owner.tolist()
+        assert staged.leaves[0].row == row
+
+
+def test_group_hits_read_as_a_sequence_of_hits():
+    hits = GroupHits(np.array([4, 1, 9], dtype=np.int64), np.array([0.9, 0.5, 0.25], dtype=np.float32))
+    assert len(hits) == 3 and hits[1] == GroupHit(1, 0.5)
+    assert list(hits) == [GroupHit(4, float(np.float32(0.9))), GroupHit(1, 0.5), GroupHit(9, 0.25)]
+    assert all(type(hit.ordinal) is int and type(hit.score) is float for hit in [*hits, hits[0]])
+    assert list(hits.first(2)) == list(hits)[:2] and not GroupHits()

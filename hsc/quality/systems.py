@@ -241,7 +241,7 @@ class TwoStage:
             lexical,
             self.lexical_weight,
         )
-        groups = [g.ordinal for g in found.groups]
+        groups = found.groups.ordinals.tolist()
         return Ranking([h.row for h in found.leaves], found.leaves_compared, groups, lexical_ms)
 
     def group_ranks(self, vector: np.ndarray, rows: np.ndarray, opened: list[int]) -> dict[str, Any]:
