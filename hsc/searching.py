@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,12 @@ class _Loaded:
     mid_ids: list[int]
     retriever: TwoStageRetriever
     row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
+
+    @cached_property
+    def mid_node_ids(self) -> list[str]:
+        """``mid:N`` of each group, made once: a widened stage 1 opens 27,000 at 10^6 leaves,
+        and formatting each per query cost 9 ms."""
+        return [f"mid:{node_id}" for node_id in self.mid_ids]
 
 
 @dataclass
@@ -280,7 +287,7 @@ class Searching:
             elapsed_ms=flat_ms if flat else staged_ms,
             embedding_ms=embedding_ms,
             hierarchy_id=hierarchy_id,
-            opened_group_ids=[f"mid:{loaded.mid_ids[ordinal]}" for ordinal in opened.tolist()],
+            opened_group_ids=[loaded.mid_node_ids[ordinal] for ordinal in opened.tolist()],
         )
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
