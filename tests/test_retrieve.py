@@ -136,3 +136,28 @@ def test_group_hits_read_as_a_sequence_of_hits():
     assert list(hits) == [GroupHit(4, float(np.float32(0.9))), GroupHit(1, 0.5), GroupHit(9, 0.25)]
     assert all(type(hit.ordinal) is int and type(hit.score) is float for hit in [*hits, hits[0]])
     assert list(hits.first(2)) == list(hits)[:2] and not GroupHits()
+
+
+def test_lexical_candidates_join_stage_two_and_their_scores_fuse():
+    vectors, starts, ends = clustered()
+    retriever = TwoStageRetriever(vectors, starts, ends, MidLevelIndex.build(mean_pool(vectors, starts)))
+    query = vectors[601]
+    opened_rows = {
+        int(row) for g in retriever.stage_one(query, 4) for row in range(starts[g.ordinal], ends[g.ordinal])
+    }
+    outside = [row for row in (5, 77, 1100) if row not in opened_rows]
+    inside = sorted(opened_rows)[:2]
+    lexical = {outside[0]: 9.0, outside[1]: 3.0, inside[0]: 6.0, inside[1]: 1.5}
+    staged = retriever.search(query, 4, 30, lexical=lexical, lexical_weight=0.5)
+    candidates = sorted(opened_rows | set(lexical))
+    assert staged.leaves_compared == len(candidates)
+    fused = vectors[candidates] @ query + 0.5 * np.array([lexical.get(r, 0.0) for r in candidates]) / 9.0
+    expected = [candidates[i] for i in np.argsort(-fused, kind="stable")[:30]]
+    assert sorted(hit.row for hit in staged.leaves) == sorted(expected)
+    by_row = {hit.row: hit.score for hit in staged.leaves}
+    assert all(
+        abs(by_row[candidates[i]] - fused[i]) < 1e-5
+        for i in range(len(candidates))
+        if candidates[i] in by_row
+    )
+    assert outside[0] in by_row  # a leaf only BM25 found, lifted by its score
