@@ -10,6 +10,7 @@ ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection
 from functools import lru_cache
 
 import numpy as np
@@ -50,9 +51,18 @@ def leaf_term_text(scope: str, text: str) -> str:
     return term_text(f"{scope}\n{text}")
 
 
-def match_expression(text: str) -> str:
-    """An FTS5 query matching any of the text's terms ("" when it has none)."""
-    return " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(text)))
+def match_expression(text: str, too_common: Callable[[list[str]], Collection[str]] | None = None) -> str:
+    """An FTS5 query matching any of the text's terms but those ``too_common`` names
+    among them ("" when none is left).
+
+    Why leave terms out: at 757,037 leaves of real code (the packages of a virtualenv
+    and the standard library) a docstring's terms together matched 56% of the leaves
+    (median of 40), and FTS5 scores every match before it keeps the best: 414 ms a
+    query. Left out when in more than a fifth of the leaves, 133 ms, and Recall@10 on
+    the quality benchmark did not drop (README, *Retrieval quality*)."""
+    unique = list(dict.fromkeys(terms(text)))
+    left_out = too_common(unique) if too_common is not None and unique else ()
+    return " OR ".join(f'"{term}"' for term in unique if term not in left_out)
 
 
 def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:

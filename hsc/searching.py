@@ -327,7 +327,9 @@ class Searching:
         indexed by an older hsc and not yet updated has none, and is ranked
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
-        found = self.store.lexical_search(repository_id, match_expression(text), params.lexical_candidates)
+        share = params.lexical_term_share
+        match = match_expression(text, lambda query_terms: self.store.common_terms(query_terms, share))
+        found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 
     def _results(self, loaded: _Loaded, retrieval: Retrieval) -> list[QueryResult]:

@@ -11,7 +11,7 @@ import pytest
 from conftest import SAMPLE_REPOS
 
 from hsc.api import Index
-from hsc.lexical import leaf_term_text
+from hsc.lexical import leaf_term_text, match_expression, terms
 from hsc.params import Parameters
 from hsc.retrieve import RETRIEVAL_MODES
 from hsc.store import Store
@@ -200,3 +200,28 @@ def test_a_warm_index_run_does_not_scan_for_missing_terms_until_a_writer_may_hav
         index.index(repo)
         assert len(scans) == 2
         assert terms_by_leaf(index) == expected_terms(index)
+
+
+def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_path, repo, embedder):
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        rows = terms_by_leaf(index)
+        held_by = {term: sum(term in text.split() for text in rows.values()) for term in terms(QUERY)}
+        share = 0.2
+        common = {term for term, leaves in held_by.items() if leaves > share * len(rows)}
+        assert common and common != set(held_by)  # the sample has both kinds among the query's terms
+        assert index.store.common_terms(list(held_by), share) == common
+        assert index.store.common_terms(list(held_by), 1.0) == set()
+        match = match_expression(QUERY, lambda found: index.store.common_terms(found, share))
+        assert match and not any(f'"{term}"' in match for term in common)
+        assert match_expression(QUERY) == " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(QUERY)))
+        repository_id = int(index.repositories()[0]["id"])
+        rare = index.store.lexical_search(repository_id, match, 50)
+        assert rare and len(rare) < len(
+            index.store.lexical_search(repository_id, match_expression(QUERY), 50)
+        )
+        # A hybrid query fuses exactly the leaves the rare terms find.
+        loaded = index._load(index.default_hierarchy())
+        params = Parameters(lexical_term_share=share)
+        hierarchy = index.hierarchy(loaded.hierarchy_id)
+        assert index._lexical(loaded, hierarchy, QUERY, params) == {loaded.row_of_leaf[i]: s for i, s in rare}

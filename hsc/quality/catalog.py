@@ -60,6 +60,7 @@ def contextual_corpus(corpus: Corpus) -> Corpus:
         corpus.store,
         corpus.repository_id,
         corpus.embed_texts,
+        corpus.lexical_term_share,
     )
 
 

@@ -83,6 +83,7 @@ class Corpus:
     store: Store
     repository_id: int
     embed_texts: Callable[[list[str]], np.ndarray]
+    lexical_term_share: float = 1.0  # BM25 leaves out terms in more of the leaves (Parameters)
     leaf_units: Units = field(init=False)
     row_of_leaf: dict[int, int] = field(init=False)
     _lexical_cache: dict[tuple[str, int], tuple[dict[int, float], float]] = field(init=False)
@@ -99,7 +100,9 @@ class Corpus:
         key = (text, limit)
         if key not in self._lexical_cache:
             started = time.perf_counter()
-            found = self.store.lexical_search(self.repository_id, match_expression(text), limit)
+            share = self.lexical_term_share
+            match = match_expression(text, lambda query_terms: self.store.common_terms(query_terms, share))
+            found = self.store.lexical_search(self.repository_id, match, limit)
             rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
             self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)
         return self._lexical_cache[key]

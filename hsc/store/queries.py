@@ -57,6 +57,17 @@ class QueryTables(Database):
         ).fetchone()
         return found is not None
 
+    def common_terms(self, terms: list[str], share: float) -> set[str]:
+        """Those of ``terms`` held by more than ``share`` of the database's leaves (none
+        for a share of 1, or a database from before the term counts, opened read-only)."""
+        if share >= 1 or not terms or not all(map(self._has_table, ("leaf_terms", "leaf_term_docs"))):
+            return set()
+        leaves = self.conn.execute("SELECT COUNT(*) FROM leaves").fetchone()[0]
+        found = self.conn.execute(
+            f"SELECT term, doc FROM leaf_term_docs WHERE term IN ({', '.join('?' * len(terms))})", terms
+        )
+        return {term for term, documents in found if documents > share * leaves}
+
     def lexical_search(self, repository_id: int, match: str, limit: int) -> list[tuple[int, float]]:
         """(leaf id, BM25 score, higher is better) of the repository's best
         ``limit`` leaves for an FTS5 ``match`` expression. Leaves without terms

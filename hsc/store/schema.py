@@ -189,6 +189,9 @@ CREATE TABLE IF NOT EXISTS group_scopes (
 );
 -- Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves.
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
+-- How many leaves hold each term (read from leaf_terms' own index; nothing stored): a query leaves
+-- out its terms common to more than lexical_term_share of the leaves.
+CREATE VIRTUAL TABLE IF NOT EXISTS leaf_term_docs USING fts5vocab(leaf_terms, 'row');
 """
 
 LEAF_COLUMNS = [
