@@ -51,6 +51,30 @@ def leaf_term_text(scope: str, text: str) -> str:
     return term_text(f"{scope}\n{text}")
 
 
+class TermCounts:
+    """How many leaves hold each term, read from a store once per term and kept:
+    counting a common term's leaves reads its whole posting list (100 ms for two
+    terms held by all of 10^6 leaves), and a session's queries share their words.
+    Keep one per state of the database (a loaded hierarchy does)."""
+
+    def __init__(self, documents: Callable[[list[str]], dict[str, int]], leaves: Callable[[], int]) -> None:
+        self._documents = documents
+        self._leaves = leaves
+        self._known: dict[str, int] = {}
+        self._leaf_count: int | None = None
+
+    def common(self, terms: list[str], share: float) -> set[str]:
+        """Those of ``terms`` held by more than ``share`` of the leaves (none for a share of 1)."""
+        if share >= 1 or not terms:
+            return set()
+        unknown = [term for term in terms if term not in self._known]
+        if unknown:
+            self._known.update(self._documents(unknown))
+        if self._leaf_count is None:
+            self._leaf_count = self._leaves()
+        return {term for term in terms if self._known.get(term, 0) > share * self._leaf_count}
+
+
 def match_expression(text: str, too_common: Callable[[list[str]], Collection[str]] | None = None) -> str:
     """An FTS5 query matching any of the text's terms but those ``too_common`` names
     among them ("" when none is left).

@@ -22,7 +22,7 @@ import numpy as np
 from hsc.dbfile import StoreBusy
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy import LeafTable
-from hsc.lexical import match_expression
+from hsc.lexical import TermCounts, match_expression
 from hsc.model import common_scope
 from hsc.params import Parameters, with_values
 from hsc.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
@@ -71,6 +71,7 @@ class _Loaded:
     group_ends: np.ndarray
     mid_ids: list[int]
     retriever: TwoStageRetriever
+    term_counts: TermCounts  # the store's, kept as long as this state of the database
     row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
 
     @cached_property
@@ -177,6 +178,7 @@ class Searching:
             group_ends,
             mid_ids,
             TwoStageRetriever(table.vectors, group_starts, group_ends, graph),
+            TermCounts(self.store.term_documents, self.store.leaf_count),
             {int(leaf_id): row for row, leaf_id in enumerate(table.leaf_ids)},
         )
         if cache:
@@ -328,7 +330,7 @@ class Searching:
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
         share = params.lexical_term_share
-        match = match_expression(text, lambda query_terms: self.store.common_terms(query_terms, share))
+        match = match_expression(text, lambda query_terms: loaded.term_counts.common(query_terms, share))
         found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 

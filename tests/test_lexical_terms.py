@@ -11,7 +11,7 @@ import pytest
 from conftest import SAMPLE_REPOS
 
 from hsc.api import Index
-from hsc.lexical import leaf_term_text, match_expression, terms
+from hsc.lexical import TermCounts, leaf_term_text, match_expression, terms
 from hsc.params import Parameters
 from hsc.retrieve import RETRIEVAL_MODES
 from hsc.store import Store
@@ -210,9 +210,11 @@ def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_
         share = 0.2
         common = {term for term, leaves in held_by.items() if leaves > share * len(rows)}
         assert common and common != set(held_by)  # the sample has both kinds among the query's terms
-        assert index.store.common_terms(list(held_by), share) == common
-        assert index.store.common_terms(list(held_by), 1.0) == set()
-        match = match_expression(QUERY, lambda found: index.store.common_terms(found, share))
+        assert index.store.term_documents(list(held_by)) == held_by
+        assert index.store.leaf_count() == len(rows)
+        counts = TermCounts(index.store.term_documents, index.store.leaf_count)
+        assert counts.common(list(held_by), share) == common and counts.common(list(held_by), 1.0) == set()
+        match = match_expression(QUERY, lambda found: counts.common(found, share))
         assert match and not any(f'"{term}"' in match for term in common)
         assert match_expression(QUERY) == " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(QUERY)))
         repository_id = int(index.repositories()[0]["id"])
@@ -225,3 +227,16 @@ def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_
         params = Parameters(lexical_term_share=share)
         hierarchy = index.hierarchy(loaded.hierarchy_id)
         assert index._lexical(loaded, hierarchy, QUERY, params) == {loaded.row_of_leaf[i]: s for i, s in rare}
+
+
+def test_term_counts_read_each_term_from_the_store_once():
+    asked: list[list[str]] = []
+
+    def documents(found: list[str]) -> dict[str, int]:
+        asked.append(list(found))
+        return dict.fromkeys(found, 5)
+
+    counts = TermCounts(documents, lambda: 10)
+    assert counts.common(["a", "b"], 0.4) == {"a", "b"}  # 5 of 10 leaves > 0.4
+    assert counts.common(["b", "c"], 0.5) == set()  # not more than half
+    assert counts.common(["a"], 1.0) == set() and asked == [["a", "b"], ["c"]]

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hsc.hierarchy import HierarchyPlan, LeafTable
-from hsc.lexical import match_expression
+from hsc.lexical import TermCounts, match_expression
 from hsc.model import common_scope, content_hash
 from hsc.parse import module_name
 from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search, top_k
@@ -87,11 +87,13 @@ class Corpus:
     leaf_units: Units = field(init=False)
     row_of_leaf: dict[int, int] = field(init=False)
     _lexical_cache: dict[tuple[str, int], tuple[dict[int, float], float]] = field(init=False)
+    term_counts: TermCounts = field(init=False)
 
     def __post_init__(self) -> None:
         self.leaf_units = Units.of_leaves(self.table)
         self.row_of_leaf = {int(leaf_id): row for row, leaf_id in enumerate(self.table.leaf_ids)}
         self._lexical_cache = {}
+        self.term_counts = TermCounts(self.store.term_documents, self.store.leaf_count)
 
     def lexical(self, text: str, limit: int = LEXICAL_CANDIDATES) -> tuple[dict[int, float], float]:
         """Leaf row -> BM25 score of the best ``limit`` leaves, and the look-up's time
@@ -101,7 +103,7 @@ class Corpus:
         if key not in self._lexical_cache:
             started = time.perf_counter()
             share = self.lexical_term_share
-            match = match_expression(text, lambda query_terms: self.store.common_terms(query_terms, share))
+            match = match_expression(text, lambda query_terms: self.term_counts.common(query_terms, share))
             found = self.store.lexical_search(self.repository_id, match, limit)
             rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
             self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)

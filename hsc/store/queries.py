@@ -57,16 +57,19 @@ class QueryTables(Database):
         ).fetchone()
         return found is not None
 
-    def common_terms(self, terms: list[str], share: float) -> set[str]:
-        """Those of ``terms`` held by more than ``share`` of the database's leaves (none
-        for a share of 1, or a database from before the term counts, opened read-only)."""
-        if share >= 1 or not terms or not all(map(self._has_table, ("leaf_terms", "leaf_term_docs"))):
-            return set()
-        leaves = self.conn.execute("SELECT COUNT(*) FROM leaves").fetchone()[0]
+    def term_documents(self, terms: list[str]) -> dict[str, int]:
+        """How many of the database's leaves hold each of ``terms`` (0 for one none holds).
+        Counting reads a term's whole posting list: see :class:`hsc.lexical.TermCounts`.
+        Empty for a database from before the counts, opened read-only."""
+        if not terms or not all(map(self._has_table, ("leaf_terms", "leaf_term_docs"))):
+            return {}
         found = self.conn.execute(
             f"SELECT term, doc FROM leaf_term_docs WHERE term IN ({', '.join('?' * len(terms))})", terms
         )
-        return {term for term, documents in found if documents > share * leaves}
+        return {**dict.fromkeys(terms, 0), **{term: int(documents) for term, documents in found}}
+
+    def leaf_count(self) -> int:
+        return int(self.conn.execute("SELECT COUNT(*) FROM leaves").fetchone()[0])
 
     def lexical_search(self, repository_id: int, match: str, limit: int) -> list[tuple[int, float]]:
         """(leaf id, BM25 score, higher is better) of the repository's best
