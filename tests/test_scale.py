@@ -7,7 +7,9 @@ import pytest
 
 from hsc.api import Index
 from hsc.bench.app import synthetic_leaf, write_synthetic_index
+from hsc.bench.scale import measure_database
 from hsc.embed import normalise
+from hsc.lexical import TermCounts, match_expression, terms
 from hsc.model import FileReport
 from hsc.params import Settings
 from hsc.store import Store
@@ -140,3 +142,16 @@ def table_repository(index: Index) -> int:
 
 def model_of(index: Index) -> str:
     return index.repositories()[0]["embedding_model"]
+
+
+def test_the_scale_bench_times_the_default_hybrid_query_with_and_without_common_terms(tmp_path):
+    found = measure_database(2_000, tmp_path, queries=4)
+    for way in ("sqlite", "side_file"):
+        for mode in ("two-stage", "flat", "hybrid", "hybrid_every_term"):
+            assert found["open"][way][f"{mode}_whole_query"]["p50_ms"] > 0
+    # What the hybrid queries meet: two words in every synthetic leaf, which the default leaves out.
+    with Index(Store(tmp_path / "scale-2000.db")) as index:
+        counts = TermCounts(index.store.term_documents, index.store.leaf_count)
+        assert counts.common(terms("compute_48 value"), 0.2) == {"compute", "value"}
+        repository_id = int(index.repositories()[0]["id"])
+        assert index.store.lexical_search(repository_id, match_expression("compute_48 value"), 50)

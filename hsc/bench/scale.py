@@ -170,7 +170,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     with Index(Store(database)) as index:
         hierarchy_id = index.default_hierarchy()
         vectors = index.leaf_table().vectors
-        query_vectors = _query_vectors(np.asarray(vectors), queries + 1, seed=5)
+        query_vectors = _query_vectors(np.asarray(vectors), 2 * queries + 1, seed=5)
         model = index.repositories()[0]["embedding_model"]
         index._load(hierarchy_id)
     del vectors
@@ -187,11 +187,26 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
         first = index.query("q", hierarchy_id=hierarchy_id, record=False, compare=False)
         first_seconds = time.perf_counter() - started
         later = []
-        for mode in ("two-stage", "flat"):
+        every_term = index.hierarchy_parameters(hierarchy_id, lexical_term_share=1.0)
+        for mode, params in (
+            ("two-stage", None),
+            ("flat", None),
+            ("hybrid", None),
+            ("hybrid_every_term", every_term),
+        ):
             samples = []
-            for _ in range(queries // 2):
+            for number in range(queries // 2):
+                # The synthetic leaves' words: two in every leaf, the number in a few (for BM25).
+                text = f"compute_{37 * number + 11} value"
                 started = time.perf_counter()
-                index.query("q", hierarchy_id=hierarchy_id, record=False, compare=False, mode=mode)
+                index.query(
+                    text,
+                    hierarchy_id=hierarchy_id,
+                    params=params,
+                    record=False,
+                    compare=False,
+                    mode=mode.removesuffix("_every_term"),
+                )
                 samples.append(time.perf_counter() - started)
             later.append((mode, _percentiles(samples)))
         index.close()
