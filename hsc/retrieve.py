@@ -42,8 +42,8 @@ EXACT_STAGE1_SHARE = 0.02
 # (384 floats a row: 384 KB, within a core's L2) and scores each block. Gathering
 # a tenth of 10^6 rows, in groups spread over the table, at once wrote 150 MB out
 # to memory and read it back, and cost as much as the flat scan of all rows;
-# blocks of 128 and 256 rows took 0.58x the time of the one gather at 10^6 rows
-# and 0.88x at 10^5, 512 rows 0.66x and 1.1x, 1,024 0.93x and 1.7x (random
+# blocks of 128 and 256 rows took 0.59x the time of the one gather at 10^6 rows
+# and 0.9x at 10^5, 512 rows 0.67x and 1.1x, 1,024 0.93x and 1.7x (random
 # 384-d tables, groups of 1-7 rows, a tenth of them opened, 3 runs each).
 ROWS_PER_BLOCK = 256
 
