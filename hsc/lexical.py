@@ -10,7 +10,7 @@ ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -68,16 +68,17 @@ class TermCounts:
         if share >= 1 or not terms:
             return set()
         unknown = [term for term in terms if term not in self._known]
-        if unknown:
-            self._known.update(self._documents(unknown))
+        if unknown:  # remembered even when the store has no counts (an older database)
+            found = self._documents(unknown)
+            self._known.update({term: found.get(term, 0) for term in unknown})
         if self._leaf_count is None:
             self._leaf_count = self._leaves()
-        return {term for term in terms if self._known.get(term, 0) > share * self._leaf_count}
+        return {term for term in terms if self._known[term] > share * self._leaf_count}
 
 
-def match_expression(text: str, too_common: Callable[[list[str]], Collection[str]] | None = None) -> str:
-    """An FTS5 query matching any of the text's terms but those ``too_common`` names
-    among them ("" when none is left).
+def match_expression(text: str, counts: TermCounts | None = None, share: float = 1.0) -> str:
+    """An FTS5 query matching any of the text's terms but those held by more than
+    ``share`` of the leaves by ``counts`` ("" when none is left).
 
     Why leave terms out: at 757,037 leaves of real code (the packages of a virtualenv
     and the standard library) a docstring's terms together matched 56% of the leaves
@@ -85,7 +86,7 @@ def match_expression(text: str, too_common: Callable[[list[str]], Collection[str
     query. Left out when in more than a fifth of the leaves, 133 ms, and Recall@10 on
     the quality benchmark did not drop (README, *Retrieval quality*)."""
     unique = list(dict.fromkeys(terms(text)))
-    left_out = too_common(unique) if too_common is not None and unique else ()
+    left_out = counts.common(unique, share) if counts is not None else set()
     return " OR ".join(f'"{term}"' for term in unique if term not in left_out)
 
 

@@ -329,8 +329,7 @@ class Searching:
         indexed by an older hsc and not yet updated has none, and is ranked
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
-        share = params.lexical_term_share
-        match = match_expression(text, lambda query_terms: loaded.term_counts.common(query_terms, share))
+        match = match_expression(text, loaded.term_counts, params.lexical_term_share)
         found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 

@@ -214,7 +214,7 @@ def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_
         assert index.store.leaf_count() == len(rows)
         counts = TermCounts(index.store.term_documents, index.store.leaf_count)
         assert counts.common(list(held_by), share) == common and counts.common(list(held_by), 1.0) == set()
-        match = match_expression(QUERY, lambda found: counts.common(found, share))
+        match = match_expression(QUERY, counts, share)
         assert match and not any(f'"{term}"' in match for term in common)
         assert match_expression(QUERY) == " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(QUERY)))
         repository_id = int(index.repositories()[0]["id"])

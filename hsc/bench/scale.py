@@ -188,11 +188,11 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
         first_seconds = time.perf_counter() - started
         later = []
         every_term = index.hierarchy_parameters(hierarchy_id, lexical_term_share=1.0)
-        for mode, params in (
-            ("two-stage", None),
-            ("flat", None),
-            ("hybrid", None),
-            ("hybrid_every_term", every_term),
+        for name, mode, params in (
+            ("two-stage", "two-stage", None),
+            ("flat", "flat", None),
+            ("hybrid", "hybrid", None),
+            ("hybrid_every_term", "hybrid", every_term),
         ):
             samples = []
             for number in range(queries // 2):
@@ -205,16 +205,16 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
                     params=params,
                     record=False,
                     compare=False,
-                    mode=mode.removesuffix("_every_term"),
+                    mode=mode,
                 )
                 samples.append(time.perf_counter() - started)
-            later.append((mode, _percentiles(samples)))
+            later.append((name, _percentiles(samples)))
         index.close()
         found["side_file" if side_file else "sqlite"] = {
             "open_seconds": round(opened, 3),
             "first_query_seconds": round(first_seconds, 3),
             "first_query_results": len(first.results),
-            **{f"{mode}_whole_query": figures for mode, figures in later},
+            **{f"{name}_whole_query": figures for name, figures in later},
         }
         gc.collect()
     found["open_ratio"] = round(

@@ -102,8 +102,7 @@ class Corpus:
         key = (text, limit)
         if key not in self._lexical_cache:
             started = time.perf_counter()
-            share = self.lexical_term_share
-            match = match_expression(text, lambda query_terms: self.term_counts.common(query_terms, share))
+            match = match_expression(text, self.term_counts, self.lexical_term_share)
             found = self.store.lexical_search(self.repository_id, match, limit)
             rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
             self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)
