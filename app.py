@@ -15,8 +15,8 @@ import streamlit as st
 
 import ui
 from hsc import Index
-from hsc.figures import chart_config
-from hsc.views import duration
+from hsc.explore.figures import chart_config
+from hsc.explore.views import duration
 from ui.charts import folder_leaves_figure
 from ui.progress import LAST_REPORT
 

@@ -11,7 +11,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-# Names are imported on first use, so `import hsc.segment` stays light.
+# Names are imported on first use, so `import hsc.hierarchy.boundaries` stays light.
 _EXPORTS = {
     "Index": "hsc.api",
     "GroupResult": "hsc.api",
@@ -20,8 +20,8 @@ _EXPORTS = {
     "QueryResult": "hsc.api",
     "Parameters": "hsc.params",
     "Settings": "hsc.params",
-    "IndexReport": "hsc.pipeline",
-    "Progress": "hsc.pipeline",
+    "IndexReport": "hsc.index.pipeline",
+    "Progress": "hsc.index.pipeline",
 }
 __all__ = sorted(_EXPORTS)
 

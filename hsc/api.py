@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hsc.browsing import DEFAULT_HIERARCHY, Browsing
 from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
-from hsc.hierarchy import HierarchyPlan, LeafTable, plan_hierarchy
+from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
+from hsc.index.browsing import DEFAULT_HIERARCHY, Browsing
 from hsc.params import Parameters, Settings, with_values
-from hsc.results import (
+from hsc.search.results import (
     EMPTY_QUERY,
     GroupResult,
     NodeView,
@@ -25,18 +25,18 @@ from hsc.results import (
     check_query,
     parse_node_id,
 )
-from hsc.searching import Searching, _Cache
-from hsc.sidecar import SideFiles
+from hsc.search.searching import Searching, _Cache
 from hsc.store import Store
+from hsc.store.sidecar import SideFiles
 
 # Parsing, the pipeline, summarisers and the tokenizer are imported where they
 # are used: a query needs none of them, and a cold query is timed (README).
 if TYPE_CHECKING:
-    from hsc.pipeline import IndexReport, ProgressCallback
-    from hsc.summarize import Summarizer
-    from hsc.tokens import TokenCounter
+    from hsc.chunk.tokens import TokenCounter
+    from hsc.hierarchy.summarize import Summarizer
+    from hsc.index.pipeline import IndexReport, ProgressCallback
 
-# The value types live in hsc.results; they are part of this module's public face too.
+# The value types live in hsc.search.results; they are part of this module's public face too.
 __all__ = [
     "CHUNK_FIELDS",
     "DEFAULT_HIERARCHY",
@@ -122,7 +122,7 @@ class Index(Browsing, Searching):
 
     @property
     def counter(self) -> TokenCounter:
-        from hsc.tokens import get_counter
+        from hsc.chunk.tokens import get_counter
 
         return get_counter(self.settings.tokenizer)
 
@@ -140,7 +140,7 @@ class Index(Browsing, Searching):
 
     def embedder_for(self, spec: EncoderSpec) -> Embedder:
         if spec.key not in self._embedders:
-            from hsc.encode_pool import resolve_processes
+            from hsc.embed.pool import resolve_processes
 
             self._embedders[spec.key] = make_embedder(
                 spec,
@@ -167,7 +167,7 @@ class Index(Browsing, Searching):
     @property
     def summarizer(self) -> Summarizer:
         if self._summarizer is None:
-            from hsc.summarize import make_summarizer
+            from hsc.hierarchy.summarize import make_summarizer
 
             self._summarizer = make_summarizer(self.settings, self.counter)
         return self._summarizer
@@ -176,7 +176,7 @@ class Index(Browsing, Searching):
         self._summarizer = summarizer
 
     def summariser_description(self) -> str:
-        from hsc.summarize import describe_summarizer
+        from hsc.hierarchy.summarize import describe_summarizer
 
         return describe_summarizer(self.summarizer)
 
@@ -214,7 +214,7 @@ class Index(Browsing, Searching):
             raise FileNotFoundError(f"no such folder: {root}")
         if not root.is_dir():
             raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
-        from hsc.pipeline import index_repository
+        from hsc.index.pipeline import index_repository
 
         params = params or Parameters()
         spec = self.encoder_spec(self.repository_id(root))
@@ -265,7 +265,7 @@ class Index(Browsing, Searching):
     def _update(
         self, row: dict[str, Any], params: Parameters, paths: list[str], progress: ProgressCallback | None
     ) -> None:
-        from hsc.pipeline import update_hierarchy
+        from hsc.index.pipeline import update_hierarchy
 
         repository_id, hierarchy_id = int(row["repository_id"]), int(row["id"])
         changed = self.store.leaf_table(repository_id, row["embedding_model"], sorted(set(paths)))
@@ -287,7 +287,7 @@ class Index(Browsing, Searching):
         """The repository's leaves and vectors in document order, kept until any
         of its files is written again. Read from the side file made for exactly
         this state of the database (vectors memory-mapped), else from SQLite,
-        which then writes that file for the next process (hsc.sidecar)."""
+        which then writes that file for the next process (hsc.store.sidecar)."""
         return self._stamped_table(repository_id)[1]
 
     def leaf_stamp(self, repository_id: int | None = None) -> str:
@@ -338,7 +338,7 @@ class Index(Browsing, Searching):
         table = self.leaf_table(repository_id)
         model = self._vectors_model(repository_id)
         old = self.store.hierarchy_by_name(repository_id, name)
-        from hsc.pipeline import build_hierarchy
+        from hsc.index.pipeline import build_hierarchy
 
         start_run = getattr(self.summarizer, "start_run", None)
         if start_run is not None:
@@ -357,7 +357,7 @@ class Index(Browsing, Searching):
         if old:
             self._forget(int(old["id"]))
         # Why the summaries are not what the settings asked for ("" when they are): say it once, visibly.
-        from hsc.summarize import fallback_note
+        from hsc.hierarchy.summarize import fallback_note
 
         return {**self.hierarchy(hierarchy_id), "summariser_note": fallback_note(self.summarizer)}
 

@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
-from hsc.dbfile import explain
-from hsc.params import Parameters, Settings, configure, describe
-from hsc.retrieve import RETRIEVAL_MODES
+from hsc.params import RETRIEVAL_MODES, Parameters, Settings, configure, describe
+from hsc.store.dbfile import explain
 
 if TYPE_CHECKING:
-    from hsc.pipeline import Progress
+    from hsc.index.pipeline import Progress
 
 
 def _progress_printer(enabled: bool) -> Any:
@@ -209,7 +208,7 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    from hsc.report import build_report
+    from hsc.explore.report import build_report
 
     _, settings = _configure(args)
     with _open(args, settings) as index:
@@ -236,7 +235,7 @@ def command_bench(args: argparse.Namespace) -> int:
 
 
 def command_watch(args: argparse.Namespace) -> int:
-    from hsc.watch import watch
+    from hsc.index.watch import watch
 
     params, settings = _configure(args)
     root = Path(args.path)

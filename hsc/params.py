@@ -17,9 +17,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hsc.retrieve import RETRIEVAL_MODES
-from hsc.segment import BOUNDARY_RULES
-
 
 def _p(
     default: Any,
@@ -44,6 +41,12 @@ class SettingError(ValueError):
         super().__init__(message)
         self.name = name
 
+
+# Choices that a stage and the parameters both name live here, below every stage that reads them.
+# Where stage 3 cuts (hsc.hierarchy.boundaries).
+BOUNDARY_RULES = ("valley", "threshold")
+# How stage 5 answers a query (hsc.search.two_stage).
+RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
@@ -140,7 +143,7 @@ class Parameters:
     )
     mid_level_top_k: int = _p(5, "Stage 1 keeps this many mid-level groups.", "query", minimum=1)
     leaf_level_top_k: int = _p(10, "Stage 2 keeps this many leaves from those groups.", "query", minimum=1)
-    # hsc's one addition to the seed's eight (see hsc.segment.valley_boundaries).
+    # hsc's one addition to the seed's eight (see hsc.hierarchy.boundaries.valley_boundaries).
     boundary_rule: str = _p(
         "valley",
         "'valley': one boundary per run of below-threshold pairs, at its lowest raw similarity; "
@@ -148,7 +151,7 @@ class Parameters:
         "hierarchy",
         choices=BOUNDARY_RULES,
     )
-    # Retrieval beyond the seed (hsc.retrieve.TwoStageRetriever); 0 gives the seed's
+    # Retrieval beyond the seed (hsc.search.two_stage.TwoStageRetriever); 0 gives the seed's
     # behaviour, and the figures that chose the defaults are in the README.
     stage1_leaf_share: float = _p(
         0.1,

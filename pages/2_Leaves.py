@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from hsc.figures import chart_config
-from hsc.views import keep_end
+from hsc.explore.figures import chart_config
+from hsc.explore.views import keep_end
 from ui.charts import file_position_figure, token_histogram
 
 # The first page of the table: filters reach the rest. More rows cost the browser time at every visit.

@@ -10,15 +10,15 @@ import streamlit as st
 
 import ui
 from hsc import Settings
-from hsc.figures import chart_config
-from hsc.summarize import (
+from hsc.explore.figures import chart_config
+from hsc.explore.views import folders_of, hierarchy_tree, keep_end, place_counts
+from hsc.hierarchy.summarize import (
     DEFAULT_OLLAMA_HOST,
     DigestSummarizer,
     check_ollama,
     describe_summarizer,
     make_summarizer,
 )
-from hsc.views import folders_of, hierarchy_tree, keep_end, place_counts
 from ui.charts import group_size_figure, hierarchy_figure
 from ui.tuning import save_form
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import ui
-from hsc.explain import suggest_file
+from hsc.explore.explain import suggest_file
 from ui.walkthrough import (
     WalkthroughData,
     neighbourhood_map,

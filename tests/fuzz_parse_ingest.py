@@ -22,9 +22,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsc.ingest import LANGUAGE_BY_EXTENSION, load_file
+from hsc.chunk.ingest import LANGUAGE_BY_EXTENSION, load_file
+from hsc.chunk.tokens import get_counter
 from hsc.params import Parameters, Settings
-from hsc.tokens import get_counter
 
 COUNTER = get_counter()
 PARAMS = Parameters(minimum_chunk_token_length=8, maximum_chunk_token_length=48)

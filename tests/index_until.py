@@ -16,8 +16,8 @@ import time
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from hsc.api import Index  # noqa: E402
+from hsc.index.pipeline import Progress  # noqa: E402
 from hsc.params import Parameters, Settings  # noqa: E402
-from hsc.pipeline import Progress  # noqa: E402
 
 
 def main() -> None:

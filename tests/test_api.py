@@ -264,8 +264,8 @@ def unsubscribe_from_mailing_list(mailing_list, address):
 def test_building_with_ollama_records_it_and_falls_back_when_it_goes_away(indexed_samples, tmp_path):
     from fake_ollama import FakeOllama
 
+    from hsc.hierarchy.summarize import make_summarizer
     from hsc.params import Settings
-    from hsc.summarize import make_summarizer
 
     index, root, _ = indexed_samples
     rid = repo_id(index, root, "shortlink_go")

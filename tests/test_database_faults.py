@@ -20,8 +20,8 @@ import pytest
 from conftest import ROOT
 
 from hsc.api import Index
-from hsc.dbfile import StoreBusy, StoreError
 from hsc.store import APPLICATION_ID, Store
+from hsc.store.dbfile import StoreBusy, StoreError
 
 FUNCTIONS = [
     ("parse_config", "import tomllib\n\n\ndef parse_config(path):\n    with open(path, 'rb') as f:\n"),

@@ -15,15 +15,15 @@ from conftest import ROOT, SAMPLE_REPOS
 
 from hsc.api import Index
 from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
-from hsc.onnx_embed import providers_for
+from hsc.embed.onnx_backend import providers_for
 from hsc.params import Settings
 
 
 @pytest.fixture(scope="module")
 def sample_texts():
-    from hsc.ingest import load_file, walk_repository
+    from hsc.chunk.ingest import load_file, walk_repository
+    from hsc.chunk.tokens import get_counter
     from hsc.params import Parameters
-    from hsc.tokens import get_counter
 
     repo = SAMPLE_REPOS / "inventory_py"
     texts = []

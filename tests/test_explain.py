@@ -8,8 +8,9 @@ import shutil
 import numpy as np
 import pytest
 
-from hsc import Parameters, explain
-from hsc.explain import (
+from hsc import Parameters
+from hsc.explore import explain
+from hsc.explore.explain import (
     hierarchy_plan,
     hierarchy_stamp,
     leaf_map,

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from tree_sitter import QueryCursor
 
-from hsc.facts import identifier_names, names_query
+from hsc.chunk.facts import identifier_names, names_query
+from hsc.chunk.parse import cut_file, parser_for
+from hsc.chunk.tokens import get_counter
 from hsc.model import Definition
 from hsc.params import Parameters
-from hsc.parse import cut_file, parser_for
 from hsc.store import Store
-from hsc.tokens import get_counter
 
 SOURCES = {
     "javascript": (
@@ -120,7 +120,7 @@ def test_leaf_facts_name_imports_definitions_and_uses() -> None:
 
 
 def test_facts_are_stored_beside_the_leaves_and_replaced_with_them(tmp_path: Path) -> None:
-    from hsc.ingest import load_file
+    from hsc.chunk.ingest import load_file
     from hsc.params import Settings
 
     root = tmp_path / "repo"

@@ -8,10 +8,10 @@ import dataclasses
 import plotly.io as pio
 
 from hsc.bench.perf import synthetic_table
-from hsc.figures import overview_curve, plan_similarity_curve
-from hsc.hierarchy import plan_hierarchy
+from hsc.explore.figures import overview_curve, plan_similarity_curve
+from hsc.explore.views import DETAIL_LEAVES
+from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters
-from hsc.views import DETAIL_LEAVES
 
 TABLE = synthetic_table(3000, seed=3)
 

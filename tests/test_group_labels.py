@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 from test_hnsw_file import turn_a_file_around
 
-from hsc import searching
 from hsc.api import Index
 from hsc.bench.app import write_synthetic_index
 from hsc.bench.scale import SyntheticQueries, _query_vectors
+from hsc.hierarchy.summarize import DigestSummarizer
 from hsc.params import Parameters
-from hsc.summarize import DigestSummarizer
+from hsc.search import searching
 
 WIDE = Parameters(stage1_leaf_share=0.3)  # stage 1 opens many groups
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hsc.embed import normalise
-from hsc.hierarchy import LeafTable, mean_pool, plan_hierarchy
+from hsc.hierarchy.groups import LeafTable, mean_pool, plan_hierarchy
 from hsc.params import Parameters
 
 

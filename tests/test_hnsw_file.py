@@ -10,10 +10,10 @@ import numpy as np
 from hsc.api import Index
 from hsc.bench.app import synthetic_leaf, write_synthetic_index
 from hsc.bench.scale import SyntheticQueries
+from hsc.hierarchy.summarize import DigestSummarizer
+from hsc.index.pipeline import update_hierarchy
 from hsc.model import FileReport
 from hsc.params import Parameters
-from hsc.pipeline import update_hierarchy
-from hsc.summarize import DigestSummarizer
 
 # Stage 1 opens one group: the query's leaf is found only if its group's vector is the current one.
 NARROW = Parameters(mid_level_top_k=1, stage1_leaf_share=0.0)

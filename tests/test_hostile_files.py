@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from hsc.api import Index
-from hsc.ingest import load_file, walk_repository
+from hsc.chunk.ingest import load_file, walk_repository
+from hsc.chunk.reading import os_name, read_file_bytes, stored_name
+from hsc.chunk.tokens import get_counter
 from hsc.params import Parameters, Settings
-from hsc.reading import os_name, read_file_bytes, stored_name
-from hsc.tokens import get_counter
 
 COUNTER = get_counter()
 SECRET = "def leaked_secret():\n    return 'the password is hunter2'\n"

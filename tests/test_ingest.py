@@ -15,10 +15,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hsc.ingest import _first_long_line, detect_language, load_file, walk_repository
+from hsc.chunk.ingest import _first_long_line, detect_language, load_file, walk_repository
+from hsc.chunk.tokens import get_counter
 from hsc.model import ParsedFile
 from hsc.params import Parameters, Settings
-from hsc.tokens import get_counter
 
 COUNTER = get_counter()
 PARAMS = Parameters()

@@ -12,7 +12,7 @@ from langchain_core.prompts import PromptTemplate  # noqa: E402
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough  # noqa: E402
 
 from hsc.integrations.langchain import HscLoader, HscRetriever  # noqa: E402
-from hsc.retrieve import RETRIEVAL_MODES  # noqa: E402
+from hsc.params import RETRIEVAL_MODES  # noqa: E402
 
 QUERY = "apply a percentage discount to a price"
 

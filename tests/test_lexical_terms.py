@@ -11,9 +11,8 @@ import pytest
 from conftest import SAMPLE_REPOS
 
 from hsc.api import Index
-from hsc.lexical import TermCounts, leaf_term_text, match_expression, terms
-from hsc.params import Parameters
-from hsc.retrieve import RETRIEVAL_MODES
+from hsc.params import RETRIEVAL_MODES, Parameters
+from hsc.search.lexical import TermCounts, leaf_term_text, match_expression, terms
 from hsc.store import Store
 
 QUERY = "apply a percentage discount to a price"
@@ -62,7 +61,7 @@ def test_terms_are_written_at_index_time_and_a_query_writes_nothing(tmp_path, re
     with Index.open(database, embedder=embedder) as index:
         index.index(repo)
         assert terms_by_leaf(index) == expected_terms(index)
-    beside = sorted((tmp_path / "hnsw").glob("*"))  # side files a writable index saves (hsc.sidecar)
+    beside = sorted((tmp_path / "hnsw").glob("*"))  # side files a writable index saves (hsc.store.sidecar)
     before = digest(database)
     with read_only(database, embedder) as index:
         assert index.store.read_only

@@ -17,7 +17,7 @@ require("mcp", "mcp")
 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from hsc.retrieve import RETRIEVAL_MODES  # noqa: E402
+from hsc.params import RETRIEVAL_MODES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_ENV = {"HF_HUB_OFFLINE": "1"}

@@ -1,4 +1,4 @@
-"""Counting a range line by line gives the tokenizer's own count (the invariant hsc.packing relies on)."""
+"""Counting a range line by line gives the tokenizer's own count (what hsc.chunk.packing relies on)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hsc import packing
-from hsc.linecount import LINE_CUT, WORD_END, line_cuts, split_points
-from hsc.packing import Packer
+from hsc.chunk import packing
+from hsc.chunk.linecount import LINE_CUT, WORD_END, line_cuts, split_points
+from hsc.chunk.packing import Packer
+from hsc.chunk.tokens import TiktokenCounter, get_counter
 from hsc.params import Parameters
-from hsc.tokens import TiktokenCounter, get_counter
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 # Characters where cl100k's pre-tokeniser decides something: newlines, other whitespace,

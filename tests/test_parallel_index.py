@@ -20,10 +20,10 @@ from test_database_faults import canonical_dump, integrity
 from test_faults_survived import PARAMS, kill_at
 
 from hsc.api import Index
-from hsc.encode_pool import MIN_BATCHES_FOR_POOL, EncoderPool, resolve_processes
-from hsc.file_pool import MIN_FILES_FOR_POOL, resolve_workers
+from hsc.embed.pool import MIN_BATCHES_FOR_POOL, EncoderPool, resolve_processes
+from hsc.index.file_pool import MIN_FILES_FOR_POOL, resolve_workers
+from hsc.index.pipeline import Progress
 from hsc.params import SettingError, Settings
-from hsc.pipeline import Progress
 
 FILES = MIN_FILES_FOR_POOL + 6  # enough for the pool to be used
 
@@ -132,10 +132,10 @@ def test_auto_workers_leave_the_encoder_its_cores() -> None:
 
 
 def test_the_encoder_in_processes_gives_this_process_vectors_and_counts_truncation(tmp_path) -> None:
+    from hsc.chunk.ingest import load_file, walk_repository
+    from hsc.chunk.tokens import get_counter
     from hsc.embed import encoder_cache_dir, make_embedder, resolve_spec
-    from hsc.ingest import load_file, walk_repository
     from hsc.params import Parameters
-    from hsc.tokens import get_counter
 
     repo = SAMPLE_REPOS / "inventory_py"
     texts = [

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from hsc.ingest import detect_language, load_file, walk_repository
+from hsc.chunk.ingest import detect_language, load_file, walk_repository
+from hsc.chunk.parse import chunk_fallback, construct_fine_grained_chunks_from_ast, module_name, parse_source
+from hsc.chunk.tokens import get_counter
 from hsc.model import Leaf
 from hsc.params import Parameters, Settings
-from hsc.parse import chunk_fallback, construct_fine_grained_chunks_from_ast, module_name, parse_source
-from hsc.tokens import get_counter
 
 COUNTER = get_counter()
 DEFAULT = Parameters()

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_parse import assert_covers
 
-from hsc.ingest import detect_language
+from hsc.chunk.ingest import detect_language
+from hsc.chunk.parse import parse_source
+from hsc.chunk.tokens import get_counter
 from hsc.params import Parameters
-from hsc.parse import parse_source
-from hsc.tokens import get_counter
 
 COUNTER = get_counter()
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)

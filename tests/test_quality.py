@@ -155,7 +155,7 @@ def test_systems_rank_the_index_leaves_and_the_sweep_writes_its_files(tmp_path, 
 
 
 def test_identifier_terms_keep_the_joined_form_and_its_parts():
-    from hsc.lexical import terms
+    from hsc.search.lexical import terms
 
     assert terms("parseHTTPHeader(x_value)") == [
         "parsehttpheader",
@@ -169,7 +169,7 @@ def test_identifier_terms_keep_the_joined_form_and_its_parts():
 
 
 def test_hybrid_modes_rank_by_dense_and_bm25(indexed_samples):
-    from hsc.retrieve import RETRIEVAL_MODES
+    from hsc.params import RETRIEVAL_MODES
 
     index, root, _ = indexed_samples
     repository_id = index.repository_id(root / "inventory_py")

@@ -1,8 +1,8 @@
 import numpy as np
 
 from hsc.embed import normalise
-from hsc.hierarchy import mean_pool
-from hsc.retrieve import GroupHit, GroupHits, MidLevelIndex, TwoStageRetriever, flat_search, top_k
+from hsc.hierarchy.groups import mean_pool
+from hsc.search.two_stage import GroupHit, GroupHits, MidLevelIndex, TwoStageRetriever, flat_search, top_k
 
 
 def clustered(n_groups: int = 200, per_group: int = 6, dim: int = 48, seed: int = 3):
@@ -98,9 +98,9 @@ def test_a_widened_stage_one_scores_every_group_exactly(monkeypatch):
         assert [g.ordinal for g in chosen] == order[: budget // 5].tolist()
         assert np.allclose([g.score for g in chosen], (groups @ query)[order[: budget // 5]], atol=1e-6)
         # HNSW asked for the same share (it is exact at this size) names the same groups.
-        monkeypatch.setattr("hsc.retrieve.EXACT_STAGE1_SHARE", 1.0)
+        monkeypatch.setattr("hsc.search.two_stage.EXACT_STAGE1_SHARE", 1.0)
         walked = retriever.stage_one(query, mid_level_top_k=5, leaf_budget=budget)
-        monkeypatch.setattr("hsc.retrieve.EXACT_STAGE1_SHARE", 0.02)
+        monkeypatch.setattr("hsc.search.two_stage.EXACT_STAGE1_SHARE", 0.02)
         assert {g.ordinal for g in walked} == {g.ordinal for g in chosen}
 
 
@@ -113,7 +113,7 @@ def test_stage_two_scores_in_blocks_as_one_product_would(monkeypatch):
     retriever = TwoStageRetriever(
         vectors, starts, starts + sizes, MidLevelIndex.build(mean_pool(vectors, starts))
     )
-    monkeypatch.setattr("hsc.retrieve.ROWS_PER_BLOCK", 7)
+    monkeypatch.setattr("hsc.search.two_stage.ROWS_PER_BLOCK", 7)
     for row in rng.integers(0, len(vectors), 10):
         query = vectors[row]
         staged = retriever.search(query, mid_level_top_k=5, leaf_level_top_k=20, leaf_budget=400)

@@ -9,11 +9,11 @@ from hsc.api import Index
 from hsc.bench.app import synthetic_leaf, write_synthetic_index
 from hsc.bench.scale import measure_database
 from hsc.embed import normalise
-from hsc.lexical import TermCounts, match_expression, terms
+from hsc.hierarchy.summarize import DigestSummarizer
 from hsc.model import FileReport
 from hsc.params import Settings
+from hsc.search.lexical import TermCounts, match_expression, terms
 from hsc.store import Store
-from hsc.summarize import DigestSummarizer
 
 
 def unit_vectors(count: int, seed: int = 0) -> np.ndarray:

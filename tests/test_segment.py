@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hsc.embed import normalise
-from hsc.segment import adjacent_similarities, segment, smooth
+from hsc.hierarchy.boundaries import adjacent_similarities, segment, smooth
 
 
 def test_smooth_is_a_centred_mean_that_stops_at_file_edges():
@@ -77,7 +77,7 @@ def test_valley_rule_keeps_one_cut_per_run_and_all_file_edges():
 
 
 def test_valley_rule_finds_a_dip_just_outside_the_run_it_pulled_down():
-    from hsc.segment import valley_boundaries
+    from hsc.hierarchy.boundaries import valley_boundaries
 
     sims = np.array([0.9, 0.9, 0.9, 0.2, 0.95, 0.95, 0.95])
     smoothed = np.array([0.9, 0.9, 0.9, 0.9, 0.4, 0.9, 0.9])  # as if a wide window had shifted it

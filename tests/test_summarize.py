@@ -12,10 +12,9 @@ from collections.abc import Iterator
 import ollama
 import pytest
 
-from hsc.model import LeafFacts, common_scope
-from hsc.params import Parameters, Settings
-from hsc.parse import cut_file
-from hsc.summarize import (
+from hsc.chunk.parse import cut_file
+from hsc.chunk.tokens import TiktokenCounter, get_counter
+from hsc.hierarchy.summarize import (
     DigestSummarizer,
     OllamaSummarizer,
     Summary,
@@ -25,7 +24,8 @@ from hsc.summarize import (
     fallback_note,
     make_summarizer,
 )
-from hsc.tokens import TiktokenCounter, get_counter
+from hsc.model import LeafFacts, common_scope
+from hsc.params import Parameters, Settings
 
 try:  # tests/ is not a package today; if it becomes one, the helper is found through it
     from fake_ollama import DEFAULT_REPLY, FakeOllama, free_port

@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from hsc import Parameters
-from hsc.hierarchy import LeafTable, plan_hierarchy
-from hsc.tuning import (
+from hsc.explore.tuning import (
     SetExists,
     block_rows,
     compare_rankings,
@@ -19,6 +18,7 @@ from hsc.tuning import (
     oversized_groups,
     save_set,
 )
+from hsc.hierarchy.groups import LeafTable, plan_hierarchy
 
 
 def table_of(vectors: list[list[float]], files: list[int]) -> LeafTable:

@@ -1,4 +1,4 @@
-"""What the app's charts and tables are given at scale (hsc.views): pure functions, checked directly."""
+"""What the app's charts and tables are given at scale (hsc.explore.views): pure functions, checked."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from hsc.api import NodeView
-from hsc.ingest import walk_repository
-from hsc.views import (
+from hsc.chunk.ingest import walk_repository
+from hsc.explore.views import (
     file_rows,
     hierarchy_tree,
     keep_end,

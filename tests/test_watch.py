@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from hsc.api import Index
-from hsc.watch import ChangeBatcher
+from hsc.index.watch import ChangeBatcher
 
 ROOT = Path(__file__).resolve().parent.parent
 REFLECTED_WITHIN = 60.0

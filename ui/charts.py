@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from hsc.figures import LIMIT_COLOUR, SMOOTHED_COLOUR, plot_text
-from hsc.views import TreeView
+from hsc.explore.figures import LIMIT_COLOUR, SMOOTHED_COLOUR, plot_text
+from hsc.explore.views import TreeView
 from ui.text import line_range
 
 SELECTED_COLOUR = LIMIT_COLOUR

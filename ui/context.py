@@ -16,7 +16,7 @@ import streamlit as st
 
 from hsc import Index, Settings
 from hsc.api import NodeView
-from hsc.views import FolderSurvey, survey_folder
+from hsc.explore.views import FolderSurvey, survey_folder
 from ui.text import line_range
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -144,7 +144,7 @@ def require_repository(index: Index) -> dict[str, Any]:
 def summariser_text(index: Index) -> str:
     """Which summariser writes the summaries, and, when they are not what the
     settings asked for (Ollama failed, or "auto" found no server), why."""
-    from hsc.summarize import fallback_note
+    from hsc.hierarchy.summarize import fallback_note
 
     note = fallback_note(index.summarizer)
     return index.summariser_description() + (f" ({note})" if note else "")

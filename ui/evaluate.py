@@ -16,8 +16,9 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index
-from hsc.dbfile import StoreError
-from hsc.figures import chart_config
+from hsc.explore.figures import chart_config
+from hsc.explore.views import duration
+from hsc.params import RETRIEVAL_MODES
 from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, SYSTEMS, expected_seconds
 from hsc.quality.corpus import (
     LANGUAGES,
@@ -31,8 +32,7 @@ from hsc.quality.corpus import (
 from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, sweep_heatmap
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
 from hsc.quality.sweep import QUICK_QUERIES, Options, run_quality
-from hsc.retrieve import RETRIEVAL_MODES
-from hsc.views import duration
+from hsc.store.dbfile import StoreError
 from ui.context import active_repository, database_path
 from ui.params import current_parameters
 from ui.text import code_language, line_range, md

@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from hsc import Index, IndexReport, Parameters, Progress
-from hsc.views import duration
+from hsc.explore.views import duration
 from ui.context import default_repository_path, index_lock, repository_path_problem, set_active_repository
 from ui.text import md, shorten
 

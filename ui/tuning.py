@@ -1,6 +1,6 @@
 """Tuning views appended to the Similarity, Hierarchy and Query pages: the
 current grouping against a saved set, two saved sets diffed, one query
-answered under two sets. Data from :mod:`hsc.tuning`; drawing only here.
+answered under two sets. Data from :mod:`hsc.explore.tuning`; drawing only here.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index, Parameters
-from hsc.explain import hierarchy_plan
-from hsc.figures import MAX_STRIP_LEAVES, chart_config, group_strips
-from hsc.hierarchy import HierarchyPlan
-from hsc.tuning import (
+from hsc.explore.explain import hierarchy_plan
+from hsc.explore.figures import MAX_STRIP_LEAVES, chart_config, group_strips
+from hsc.explore.tuning import (
     HierarchyDiff,
     SetExists,
     block_rows,
@@ -25,6 +24,7 @@ from hsc.tuning import (
     oversized_groups,
     save_set,
 )
+from hsc.hierarchy.groups import HierarchyPlan
 from ui.context import chunk_limits
 from ui.text import line_range, md
 

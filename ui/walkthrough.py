@@ -1,6 +1,6 @@
 """The Walkthrough page's sections: one file through the five stages.
 
-Each function draws one stage from :mod:`hsc.explain` data; the page only
+Each function draws one stage from :mod:`hsc.explore.explain` data; the page only
 chooses the set, the file and the query. :class:`WalkthroughData` computes
 that data once per state of the index, not once per visit.
 """
@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from hsc import Index
-from hsc.explain import (
+from hsc.explore.explain import (
     MAP_SAMPLE,
     FileWalkthrough,
     LeafMap,
@@ -26,9 +26,9 @@ from hsc.explain import (
     trace_query,
     walk_file,
 )
-from hsc.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
-from hsc.hierarchy import HierarchyPlan
-from hsc.report import build_report
+from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
+from hsc.explore.report import build_report
+from hsc.hierarchy.groups import HierarchyPlan
 from ui.context import database_path, index_lock
 from ui.text import code_language, line_range, md
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from hsc.lexical import leaf_term_text
 from hsc.model import FileReport, Leaf
 from hsc.params import Parameters, Settings
+from hsc.search.lexical import leaf_term_text
 
 
 def synthetic_leaf(path: str, scope: str, line: int, tokens: int, number: int) -> Leaf:
@@ -45,9 +45,9 @@ def write_synthetic_index(
     """
     from hsc.api import CHUNK_FIELDS, Index
     from hsc.bench.perf import synthetic_table
-    from hsc.pipeline import ingestion_key
+    from hsc.hierarchy.summarize import DigestSummarizer
+    from hsc.index.pipeline import ingestion_key
     from hsc.store import Store
-    from hsc.summarize import DigestSummarizer
 
     params, settings = Parameters(), settings or Settings()
     table = synthetic_table(leaves, seed=seed)

@@ -4,13 +4,13 @@ Both are timed in one run, file by file and interleaved (parse, then cut), so
 the ratio holds on a machine shared with other work even when the absolute
 seconds do not; the CPU seconds of this process (``time.process_time``) are
 reported beside the wall-clock ones, as other work on the machine inflates
-them less. The cut is :func:`~hsc.ingest.load_file` as indexing runs it: it
+them less. The cut is :func:`~hsc.chunk.ingest.load_file` as indexing runs it: it
 includes reading the file, its own parse, counting its tokens, cutting and
 packing, and reading the facts of its syntax tree.
 
 Where the cut's time goes is measured beside it, each part again on its own
 in the same loop: the tokenizer encoding the whole file (``tokens``, once per
-file: see ``hsc.linecount``), and the facts read from the parsed tree
+file: see ``hsc.chunk.linecount``), and the facts read from the parsed tree
 (``facts``); ``rest`` is the cut less the parse, tokens and facts (reading,
 cutting along the tree, packing, making the leaves). The ratio of each part
 to the parse says what a change to it can win.
@@ -39,12 +39,12 @@ from typing import Any
 
 from tree_sitter import QueryCursor
 
-from hsc import linecount
-from hsc.facts import FactReader, names_query
-from hsc.ingest import detect_language, load_file, walk_repository
+from hsc.chunk import linecount
+from hsc.chunk.facts import FactReader, names_query
+from hsc.chunk.ingest import detect_language, load_file, walk_repository
+from hsc.chunk.parse import AST_LANGUAGES, module_name, parser_for
+from hsc.chunk.tokens import get_counter
 from hsc.params import Parameters, Settings
-from hsc.parse import AST_LANGUAGES, module_name, parser_for
-from hsc.tokens import get_counter
 
 PARTS = ("parse", "chunk", "tokens", "query", "facts")
 

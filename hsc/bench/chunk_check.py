@@ -22,9 +22,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from hsc.ingest import load_file, walk_repository
+from hsc.chunk.ingest import load_file, walk_repository
+from hsc.chunk.tokens import get_counter
 from hsc.params import Parameters, Settings
-from hsc.tokens import get_counter
 
 
 def _digest(value: object) -> str:

@@ -42,8 +42,8 @@ def import_seconds(statement: str, repeats: int = 3) -> float:
 
 def real_leaves(root: Path, limit: int) -> list[str]:
     """Up to ``limit`` leaf texts of ``root``, spread evenly over its files."""
-    from hsc.ingest import load_file, walk_repository
-    from hsc.tokens import get_counter
+    from hsc.chunk.ingest import load_file, walk_repository
+    from hsc.chunk.tokens import get_counter
 
     params, settings, counter = Parameters(), Settings(), get_counter()
     texts = [
@@ -66,7 +66,7 @@ def bench_embed(root: Path | None = None, limit: int = 480, slices: int = 4) -> 
         spec = spec_for(Settings(embedding_backend=backend, device="cpu"))
         started = time.perf_counter()
         if backend != "torch":
-            from hsc.onnx_export import export, export_files
+            from hsc.embed.onnx_export import export, export_files
 
             if not export_files(spec, cache)[1].exists():
                 export(spec, cache)

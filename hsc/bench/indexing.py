@@ -70,8 +70,8 @@ RUNS: dict[str, dict[str, str]] = {
 def index_once(root: Path, run: str, scratch: Path) -> dict[str, Any]:
     """Index a copy of ``root`` the ``run`` way, then again after a one-function edit."""
     from hsc.api import Index
-    from hsc.encode_pool import resolve_processes
-    from hsc.file_pool import resolve_workers
+    from hsc.embed.pool import resolve_processes
+    from hsc.index.file_pool import resolve_workers
     from hsc.params import Settings
 
     started = time.perf_counter()

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import normalise
-from hsc.hierarchy import LeafTable, mean_pool, plan_hierarchy
+from hsc.hierarchy.groups import LeafTable, mean_pool, plan_hierarchy
 from hsc.params import Parameters
-from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
+from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "sample_repos"
 

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from hsc.bench.perf import SAMPLE_REPOS
-from hsc.hierarchy import LeafTable, plan_hierarchy
+from hsc.hierarchy.groups import LeafTable, plan_hierarchy
 from hsc.params import Parameters
-from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
+from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 
 
 def bench_samples(

@@ -24,10 +24,10 @@ import numpy as np
 from hsc.bench.memory import peak_rss_mb
 from hsc.bench.perf import _percentiles, synthetic_table
 from hsc.embed import EncoderSpec, normalise
-from hsc.hierarchy import plan_hierarchy
+from hsc.hierarchy.boundaries import segment
+from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters
-from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search
-from hsc.segment import segment
+from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 
 SIZES = (10_000, 100_000, 1_000_000)
 

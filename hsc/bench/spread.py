@@ -14,8 +14,8 @@ from typing import Any
 
 from hsc.bench.encoders import real_leaves
 from hsc.embed import encoder_cache_dir, spec_for
-from hsc.encode_pool import EncoderPool
-from hsc.onnx_embed import OnnxEmbedder
+from hsc.embed.onnx_export import load_exported
+from hsc.embed.pool import EncoderPool
 from hsc.params import Parameters, Settings
 
 
@@ -26,8 +26,8 @@ def bench_spread(root: Path | None = None, limit: int = 320, slices: int = 4) ->
     cores = os.cpu_count() or 1
     spec = spec_for(Settings())
     cache = encoder_cache_dir(Path(tempfile.gettempdir()) / "hsc-bench")
-    one = OnnxEmbedder.from_cache(spec, cache, "cpu", threads=1)
-    threads = OnnxEmbedder.from_cache(spec, cache, "cpu", threads=cores)
+    one = load_exported(spec, cache, "cpu", threads=1)
+    threads = load_exported(spec, cache, "cpu", threads=cores)
     pool = EncoderPool(one, cache, processes=cores)
     ways = {
         "1 process, 1 thread": one,

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from hsc.api import Index
-from hsc.explain import hierarchy_plan, leaf_map, suggest_file, suggest_query, trace_query, walk_file
-from hsc.report import build_report
+from hsc.explore.explain import hierarchy_plan, leaf_map, suggest_file, suggest_query, trace_query, walk_file
+from hsc.explore.report import build_report
 
 
 def _ms(work: Callable[[], Any]) -> tuple[Any, float]:

@@ -19,7 +19,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, field_validator
 
 from hsc.api import Index, QueryResult
-from hsc.retrieve import RETRIEVAL_MODES
+from hsc.params import RETRIEVAL_MODES
 
 
 def result_document(result: QueryResult, mode: str) -> Document:
@@ -49,7 +49,7 @@ class HscRetriever(BaseRetriever):
     """Retrieve code leaves from an hsc index.
 
     ``k`` overrides the hierarchy's ``leaf_level_top_k``; ``mode`` is one of
-    :data:`hsc.retrieve.RETRIEVAL_MODES`. With several repositories in the
+    :data:`hsc.search.two_stage.RETRIEVAL_MODES`. With several repositories in the
     database, say which with ``repository_id`` (or a ``hierarchy_id``).
     """
 

@@ -36,14 +36,13 @@ from llama_index.core.schema import (
 )
 
 from hsc.api import Index, NodeView
+from hsc.chunk.ingest import detect_language
+from hsc.chunk.parse import module_name, parse_source
+from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder, SentenceTransformerEmbedder
-from hsc.hierarchy import LeafTable, plan_hierarchy
-from hsc.ingest import detect_language
+from hsc.hierarchy.groups import LeafTable, plan_hierarchy
 from hsc.model import common_scope
-from hsc.params import Parameters, Settings
-from hsc.parse import module_name, parse_source
-from hsc.retrieve import RETRIEVAL_MODES
-from hsc.tokens import get_counter
+from hsc.params import RETRIEVAL_MODES, Parameters, Settings
 
 # Shown to neither the embedding model nor the LLM: ids and long summaries.
 _HIDDEN_KEYS = ["level", "node_type", "summary", "language"]
@@ -231,7 +230,7 @@ def hierarchy_nodes(index: Index, hierarchy_id: int | None = None, repository_id
 class HscRetriever(BaseRetriever):
     """hsc's retrieval as a LlamaIndex retriever: ``NodeWithScore`` per leaf,
     whose node has hsc's id and its parent group as PARENT. ``mode`` is one of
-    :data:`hsc.retrieve.RETRIEVAL_MODES` (default: the hierarchy's
+    :data:`hsc.search.two_stage.RETRIEVAL_MODES` (default: the hierarchy's
     ``retrieval_mode`` parameter)."""
 
     def __init__(

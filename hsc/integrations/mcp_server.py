@@ -25,10 +25,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from hsc.api import Index
+from hsc.index.pipeline import Progress
 from hsc.integrations.tools import MAX_LIMIT, CodeSearch, ToolInputError
-from hsc.params import Parameters
-from hsc.pipeline import Progress
-from hsc.retrieve import RETRIEVAL_MODES
+from hsc.params import RETRIEVAL_MODES, Parameters
 
 INSTRUCTIONS = """\
 hsc searches code by meaning. It cuts each file into leaves (functions, methods,
@@ -39,7 +38,7 @@ code you need; each hit carries its enclosing group's summary. get_node walks up
 (parent) and down (children) from any id. index_status tells what is indexed and
 what has changed on disk since."""
 
-ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.retrieve, not listed here
+ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.search.two_stage, not listed here
 DEFAULT_MODE = Parameters().retrieval_mode
 MODE_HELP = (
     f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)} (default {DEFAULT_MODE}): two-stage ranks topic "

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hsc.api import Index, NodeView, QueryResult, parse_node_id
-from hsc.params import Parameters, with_values
-from hsc.pipeline import PendingChanges, ProgressCallback, pending_changes
-from hsc.retrieve import RETRIEVAL_MODES
+from hsc.index.pipeline import PendingChanges, ProgressCallback, pending_changes
+from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 
 SHOWN_PATHS = 20  # paths listed per kind of change; the counts are always complete
 MAX_LIMIT = 100

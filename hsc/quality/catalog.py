@@ -13,11 +13,14 @@ import statistics
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from hsc.hierarchy import HierarchyPlan, plan_hierarchy
+from hsc.chunk.tokens import get_counter
+from hsc.hierarchy.groups import HierarchyPlan, plan_hierarchy
+from hsc.params import Parameters
+from hsc.quality.corpus import Target
 from hsc.quality.systems import (
     CollapsedTree,
     Corpus,
@@ -29,15 +32,24 @@ from hsc.quality.systems import (
     contextual_texts,
     group_texts,
 )
-from hsc.tokens import get_counter
-
-if TYPE_CHECKING:
-    from hsc.quality.sweep import Prepared
 
 Report = Callable[[str], None]
 # The "+group-score" variant's weight of the group's stage-1 score (the parameter's default is 0).
 GROUP_SCORE_WEIGHT = 0.25
 WINDOW_TOKENS, WINDOW_OVERLAP = 256, 64
+
+
+@dataclass
+class Prepared:
+    """A corpus indexed once, with its queries embedded: what every system is built from."""
+
+    corpus: Corpus
+    targets: list[Target]
+    query_vectors: np.ndarray
+    params: Parameters
+    files: dict[str, str]  # corpus path -> source, for the window baseline
+    index_seconds: float
+    corpus_info: dict[str, Any]
 
 
 def group_stats(plan: HierarchyPlan) -> dict[str, Any]:

@@ -8,7 +8,7 @@ move and the answer cannot be found by copying words. A retrieved leaf is a
 hit when its lines overlap the target function's.
 
 The docstring finder is small and kept here on purpose: it walks the same
-tree-sitter trees as :mod:`hsc.parse` and could later read stored
+tree-sitter trees as :mod:`hsc.chunk.parse` and could later read stored
 per-definition facts instead.
 """
 
@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from hsc.ingest import walk_repository
-from hsc.parse import parser_for
+from hsc.chunk.ingest import walk_repository
+from hsc.chunk.parse import parser_for
 
 MIN_WORDS = 4
 MIN_LINES = 5

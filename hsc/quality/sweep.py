@@ -14,14 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from hsc.embed import Embedder
-from hsc.hierarchy import plan_hierarchy
+from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters, Settings, split_overrides
 from hsc.quality import corpus as corpus_module
-from hsc.quality.catalog import QUICK_SYSTEMS, SYSTEM_NAMES, check_names, group_stats, main_systems
-from hsc.quality.corpus import Target, is_hit
+from hsc.quality.catalog import (
+    QUICK_SYSTEMS,
+    SYSTEM_NAMES,
+    Prepared,
+    check_names,
+    group_stats,
+    main_systems,
+)
+from hsc.quality.corpus import is_hit
 from hsc.quality.metrics import first_hit, summarise
 from hsc.quality.systems import (
     LEXICAL_CANDIDATES,
@@ -71,17 +76,6 @@ def quick_options(out: Path) -> Options:
     return Options(
         packages=corpus_module.QUICK_PACKAGES, queries=QUICK_QUERIES, out=out, systems=QUICK_SYSTEMS
     )
-
-
-@dataclass
-class Prepared:
-    corpus: Corpus
-    targets: list[Target]
-    query_vectors: np.ndarray
-    params: Parameters
-    files: dict[str, str]  # corpus path -> source, for the window baseline
-    index_seconds: float
-    corpus_info: dict[str, Any]
 
 
 def corpus_sources(options: Options) -> tuple[list[tuple[Path, str]], str]:

@@ -18,13 +18,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hsc.hierarchy import HierarchyPlan, LeafTable
-from hsc.lexical import TermCounts, match_expression
+from hsc.chunk.parse import module_name
+from hsc.chunk.tokens import TokenCounter
+from hsc.hierarchy.groups import HierarchyPlan, LeafTable
 from hsc.model import common_scope, content_hash
-from hsc.parse import module_name
-from hsc.retrieve import MidLevelIndex, TwoStageRetriever, flat_search, top_k
+from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search, top_k
 from hsc.store import Store
-from hsc.tokens import TokenCounter
 
 # Leaves BM25 adds to the candidates of a hybrid search.
 LEXICAL_CANDIDATES = 50

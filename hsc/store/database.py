@@ -13,7 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from hsc.dbfile import (
+from hsc.store.dbfile import (
     StoreError,
     claim_writer,
     is_unwritable,

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hsc.hierarchy import LeafTable
+from hsc.hierarchy.groups import LeafTable
 from hsc.model import Definition, FileReport, Leaf, LeafFacts
 from hsc.store.database import Database
 from hsc.store.schema import (
@@ -86,7 +86,7 @@ class FileTables(Database):
     ) -> None:
         """Write one file, its leaves and their facts atomically, replacing what was there.
         ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text)`` gives
-        each leaf's row in the lexical table (:func:`hsc.lexical.leaf_term_text`);
+        each leaf's row in the lexical table (:func:`hsc.search.lexical.leaf_term_text`);
         without it the leaves get none until :meth:`sync_leaf_terms`."""
         with self.transaction():
             self.conn.execute(

@@ -59,7 +59,7 @@ class QueryTables(Database):
 
     def term_documents(self, terms: list[str]) -> dict[str, int]:
         """How many of the database's leaves hold each of ``terms`` (0 for one none holds).
-        Counting reads a term's whole posting list: see :class:`hsc.lexical.TermCounts`.
+        Counting reads a term's whole posting list: see :class:`hsc.search.lexical.TermCounts`.
         Empty for a database from before the counts, opened read-only."""
         if not terms or not all(map(self._has_table, ("leaf_terms", "leaf_term_docs"))):
             return {}

@@ -1,0 +1,242 @@
+"""Cutting source code along its syntax tree into atoms for :class:`~hsc.chunk.packing.Packer`.
+
+A module or class body gives one unit per definition (with the comments and
+attributes right above it) and runs of statements between them; a unit too
+big for one leaf is opened: a container into its header and members, anything
+else into its children, down to lines and tokens. What counts as a definition,
+a container or a body in each grammar is in ``hsc.chunk.grammar``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from hsc.chunk.grammar import (
+    BODY_TYPES,
+    COMMENT_TYPES,
+    LEADING_TYPES,
+    describe,
+    first_named_index,
+    is_definition,
+    is_docstring,
+)
+from hsc.chunk.packing import Atom, Packer, Piece
+
+
+@dataclass(slots=True)
+class Item:
+    """A child node and the interval it owns among its siblings."""
+
+    node: Any
+    lo: int
+    hi: int
+    is_definition: bool = False
+
+
+class SyntaxCutter(Packer):
+    """Cuts one parsed file into pieces along its syntax tree."""
+
+    def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
+        """Give each child the bytes from its start to the next child's start,
+        the first from ``lo`` and the last up to ``hi``; empty ones are dropped."""
+        spans: list[tuple[Any, int, int]] = []
+        cut = lo
+        for child, following in zip(children, children[1:]):
+            end = following.start_byte
+            if end > hi:
+                end = hi
+            if end > cut:
+                spans.append((child, cut, end))
+                cut = end
+        if children and hi > cut:
+            spans.append((children[-1], cut, hi))
+        return spans
+
+    def code_atoms(self, node: Any, lo: int, hi: int) -> list[Atom]:
+        """Cut a node (clipped to ``lo..hi``) into atoms that fit, descending
+        into the children of anything too big."""
+        atoms: list[Atom] = []
+        stack: list[tuple[Any, int, int, str | None]] = [(node, lo, hi, None)]
+        while stack:
+            current, start, end, label = stack.pop()
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                atoms.append(Atom(start, end, label or current.type, current, tokens))
+                continue
+            current_type = current.type  # each read of a node's attribute builds a new object
+            children = current.children
+            if not children:
+                atoms.extend(self.line_atoms(start, end, label or current_type))
+                continue
+            # Statements of a body are labelled as themselves; the parts of one
+            # statement carry that statement's type.
+            own_labels = label is None or current_type in BODY_TYPES
+            for item in reversed(self.joined_items(children, start, end)):
+                child = item.node
+                child_label = (child.type if child.is_named else current_type) if own_labels else label
+                stack.append((child, item.lo, item.hi, child_label))
+        return atoms
+
+    # --------------------------------------------------- modules and class bodies
+
+    def joined_items(self, children: list[Any], lo: int, hi: int) -> list[Item]:
+        """Intervals of the children with punctuation and same-line comments
+        joined to what precedes them, so no cut falls between a statement
+        and its ``;``, ``)`` or trailing comment."""
+        items: list[Item] = []
+        for node, start, end in self.intervals(children, lo, hi):
+            if items and (
+                not node.is_named or (node.type in COMMENT_TYPES and self._same_line(items[-1], node))
+            ):
+                items[-1].hi = end
+            else:
+                items.append(Item(node, start, end))
+        return items
+
+    def container_items(self, children: list[Any], lo: int, hi: int) -> list[Item]:
+        """Joined items of a module's or class body's children, with comments
+        and attributes directly above a definition joined to it."""
+        items: list[Item] = []
+        leading: list[Item] = []  # comments waiting to see what follows them
+        for item in self.joined_items(children, lo, hi):
+            node = item.node
+            if node.type in LEADING_TYPES:
+                if leading and not self._adjacent(leading[-1], node):
+                    items.extend(leading)
+                    leading.clear()
+                leading.append(item)
+                continue
+            if is_definition(self.data, node):
+                item.is_definition = True
+                if leading and self._adjacent(leading[-1], node):
+                    item.lo = leading[0].lo
+                    leading.clear()
+            items.extend(leading)
+            leading.clear()
+            items.append(item)
+        items.extend(leading)
+        return items
+
+    def _last_line(self, item: Item) -> int:
+        end = self.trim(item.lo, item.hi)[1]
+        return self.line_of(max(item.lo, end - 1))
+
+    def _same_line(self, previous: Item, node: Any) -> bool:
+        return self._last_line(previous) == self.line_of(node.start_byte)
+
+    def _adjacent(self, previous: Item, node: Any) -> bool:
+        """No blank line between ``previous`` and ``node``."""
+        return self.line_of(node.start_byte) - self._last_line(previous) <= 1
+
+    def container_events(self, children: list[Any], lo: int, hi: int) -> Iterator[Atom | Item]:
+        """Atoms of statements and definition items, in order. A statement
+        too big for one leaf is opened up, so definitions nested in a
+        module-level ``if`` or ``#ifdef`` still get their own units."""
+        stack: list[tuple[Item, str | None]] = [
+            (item, None) for item in reversed(self.container_items(children, lo, hi))
+        ]
+        while stack:
+            item, label = stack.pop()
+            node = item.node
+            if item.is_definition:
+                yield item
+                continue
+            own_label = label or node.type
+            tokens = self.measure(item.lo, item.hi)
+            if tokens >= 0:
+                yield Atom(item.lo, item.hi, own_label, None, tokens)
+            elif node.child_count:
+                inner = self.container_items(node.children, item.lo, item.hi)
+                stack.extend((child, own_label) for child in reversed(inner))
+            else:
+                yield from self.line_atoms(item.lo, item.hi, own_label)
+
+    def container_pieces(
+        self, children: list[Any], lo: int, hi: int, scope: str, group: tuple[int, ...]
+    ) -> list[Piece]:
+        """Pieces of a module or class body: one unit per definition, runs of
+        statements between them packed up to the maximum."""
+        pieces: list[Piece] = []
+        run: list[Atom] = []
+        for event in self.container_events(children, lo, hi):
+            if isinstance(event, Atom):
+                run.append(event)
+                continue
+            pieces.extend(self.pack(run, scope, group, statements=True))
+            run = []
+            pieces.extend(self.definition_pieces(event, scope, group))
+        pieces.extend(self.pack(run, scope, group, statements=True))
+        return pieces
+
+    def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
+        node_type, name, body = describe(self.data, item.node)
+        scope = f"{parent_scope}.{name}" if name else parent_scope
+        tokens = self.measure(item.lo, item.hi)
+        if tokens >= 0:
+            start, end = self.trim(item.lo, item.hi)
+            return [Piece(start, end, scope, node_type, tokens, parent_group)]
+        group = (*parent_group, item.node.start_byte)
+        members = self.members(body) if body is not None else None
+        if members:
+            cut = max(item.lo, members[0].start_byte)
+            header = self.pack(self.code_atoms(item.node, item.lo, cut), scope, group, first_type=node_type)
+            return header + self.container_pieces(members, cut, item.hi, scope, group)
+        return self.pack(self.code_atoms(item.node, item.lo, item.hi), scope, group, first_type=node_type)
+
+    def members(self, body: Any) -> list[Any]:
+        """The children of a container's body from its first member on: after
+        the opening brace and a Python docstring, with the comments right
+        before the first member pulled in."""
+        children = body.children
+        first = None
+        for index, child in enumerate(children):
+            if not child.is_named or child.type in LEADING_TYPES:
+                continue
+            if index == first_named_index(children) and is_docstring(child):
+                continue
+            first = index
+            break
+        if first is None:
+            return []
+        start = first
+        while start > 0 and children[start - 1].type in LEADING_TYPES and self._own_line(children[start - 1]):
+            start -= 1
+        members = list(children[start:])
+        if start == 0 or all(not child.is_named for child in children[:start]):
+            # Ruby keeps comments above the first method outside the class body.
+            sibling = body.prev_sibling
+            while sibling is not None and sibling.type in COMMENT_TYPES and self._own_line(sibling):
+                members.insert(0, sibling)
+                sibling = sibling.prev_sibling
+        return members
+
+    def _own_line(self, node: Any) -> bool:
+        """The node starts a line (it is not a trailing comment of what precedes it)."""
+        previous = node.prev_sibling
+        return previous is None or self.line_of(node.start_byte) > self.line_of(max(0, previous.end_byte - 1))
+
+    def open_atom(self, atom: Atom) -> list[Atom] | None:
+        """The atom cut one level finer (its children, else its lines), or None if it cannot be."""
+        node, lo, hi = atom.node, atom.lo, atom.hi
+        while node is not None and node.child_count:
+            items = [
+                item for item in self.joined_items(node.children, lo, hi) if self.count(item.lo, item.hi)
+            ]
+            if len(items) > 1:
+                own_labels = node.type in BODY_TYPES or node.type == atom.label
+                return [
+                    Atom(
+                        item.lo,
+                        item.hi,
+                        item.node.type if own_labels and item.node.is_named else atom.label,
+                        item.node,
+                    )
+                    for item in items
+                ]
+            if not items:
+                return None
+            node, lo, hi = items[0].node, items[0].lo, items[0].hi
+        lines = self.line_atoms(lo, hi, atom.label)
+        return lines if len(lines) > 1 else None

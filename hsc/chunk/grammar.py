@@ -1,0 +1,517 @@
+"""What each grammar calls a definition, a container, a body and a docstring.
+
+The per-language knowledge of the syntax tree lives here, in one place: the
+node types of the grammars in ``tree-sitter-language-pack`` that the cutter
+(``hsc.chunk.cut``) and the facts reader (``hsc.chunk.facts``) both go by. Functions take
+the file's bytes and a node, and hold no state.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+AST_LANGUAGES = frozenset(
+    {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
+)
+
+COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+# Nodes that describe the definition right below them when no blank line separates them.
+LEADING_TYPES = COMMENT_TYPES | {"attribute_item", "decorator", "marker_annotation", "annotation"}
+
+# Node types that are definitions wherever they stand in a module or class body.
+DEFINITION_TYPES = frozenset(
+    {
+        # Python, C, C++, bash
+        "function_definition",
+        "class_definition",
+        "decorated_definition",
+        # JavaScript, TypeScript
+        "function_declaration",
+        "generator_function_declaration",
+        "class_declaration",
+        "abstract_class_declaration",
+        "interface_declaration",
+        "type_alias_declaration",
+        "enum_declaration",
+        "method_definition",
+        "internal_module",
+        "class",  # a JS class expression, a Ruby class
+        "module",  # a TS `declare module`, a Ruby module
+        # Go, Java
+        "method_declaration",
+        "type_declaration",
+        "record_declaration",
+        "annotation_type_declaration",
+        "constructor_declaration",
+        "compact_constructor_declaration",
+        # Rust
+        "function_item",
+        "impl_item",
+        "struct_item",
+        "enum_item",
+        "union_item",
+        "trait_item",
+        "mod_item",
+        "macro_definition",
+        # C, C++
+        "struct_specifier",
+        "union_specifier",
+        "enum_specifier",
+        "class_specifier",
+        "namespace_definition",
+        "template_declaration",
+        "linkage_specification",
+        # Ruby
+        "method",
+        "singleton_method",
+        "singleton_class",
+    }
+)
+
+# Definitions whose body is a list of members (methods, fields, nested types);
+# when too big they are split into a header piece and one unit per member.
+CONTAINER_TYPES = frozenset(
+    {
+        "class_definition",
+        "class_declaration",
+        "abstract_class_declaration",
+        "class",
+        "interface_declaration",
+        "enum_declaration",
+        "internal_module",
+        "module",
+        "record_declaration",
+        "annotation_type_declaration",
+        "impl_item",
+        "struct_item",
+        "enum_item",
+        "union_item",
+        "trait_item",
+        "mod_item",
+        "struct_specifier",
+        "union_specifier",
+        "enum_specifier",
+        "class_specifier",
+        "namespace_definition",
+        "linkage_specification",
+        "singleton_class",
+        "type_definition",
+        "type_declaration",
+    }
+)
+
+# Nodes that only wrap the definition that matters (decorators, `export`, `template<>`).
+WRAPPER_TYPES = frozenset(
+    {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
+)
+# Values that make `const f = ...` or a class field a definition.
+FUNCTION_VALUE_TYPES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "class"}
+)
+# Statement lists: the children of these are labelled with their own node type.
+BODY_TYPES = frozenset(
+    {
+        "block",
+        "statement_block",
+        "compound_statement",
+        "body_statement",
+        "statement_list",
+        "declaration_list",
+        "field_declaration_list",
+        "class_body",
+        "interface_body",
+        "enum_body",
+        "enum_body_declarations",
+        "constructor_body",
+        "switch_body",
+        "switch_block",
+        "match_block",
+        "do_block",
+        "object_type",
+    }
+)
+NAME_LEAF_TYPES = frozenset(
+    {
+        "identifier",
+        "field_identifier",
+        "type_identifier",
+        "property_identifier",
+        "primitive_type",
+        "destructor_name",
+        "operator_name",
+        "qualified_identifier",
+        "constant",
+        "word",
+    }
+)
+TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
+
+
+def first_named_index(children: list[Any]) -> int:
+    return next(
+        (i for i, child in enumerate(children) if child.is_named and child.type not in COMMENT_TYPES), -1
+    )
+
+
+def is_docstring(node: Any) -> bool:
+    if node.type in ("string", "concatenated_string"):
+        return True
+    return (
+        node.type == "expression_statement"
+        and node.named_child_count == 1
+        and node.named_children[0].type in ("string", "concatenated_string")
+    )
+
+
+def wrapped(node: Any) -> Any:
+    """The definition inside a wrapper node, or None."""
+    node_type = node.type
+    if node_type == "decorated_definition":
+        return node.child_by_field_name("definition")
+    if node_type == "export_statement":
+        return node.child_by_field_name("declaration") or node.child_by_field_name("value")
+    if node_type == "template_declaration":
+        named = [c for c in node.named_children if c.type != "template_parameter_list"]
+        return named[-1] if named else None
+    if node_type == "ambient_declaration":
+        return next((c for c in node.named_children if c.type not in COMMENT_TYPES), None)
+    if node_type == "expression_statement" and node.named_child_count == 1:
+        named = node.named_child(0)  # not named_children: most statements are not wrappers
+        if named.type in ("internal_module", "module"):
+            return named
+    return None
+
+
+def container_body(node: Any) -> Any:
+    """The node whose children are the members of a class-like definition."""
+    node_type = node.type
+    if node_type == "type_definition":  # typedef struct { ... } Name;
+        inner = node.child_by_field_name("type")
+        return inner.child_by_field_name("body") if inner is not None else None
+    if node_type == "type_declaration":  # Go: type Name struct { ... } / interface { ... }
+        specs = [child for child in node.named_children if child.type == "type_spec"]
+        if len(specs) != 1:
+            return None
+        inner = specs[0].child_by_field_name("type")
+        if inner is None:
+            return None
+        if inner.type == "struct_type":
+            return next((c for c in inner.named_children if c.type == "field_declaration_list"), None)
+        return inner if inner.type == "interface_type" else None
+    return node.child_by_field_name("body")
+
+
+def is_definition(data: bytes, node: Any) -> bool:
+    node_type = node.type
+    if node_type in ("decorated_definition", "template_declaration"):
+        return True
+    if node_type in ("export_statement", "ambient_declaration", "expression_statement"):
+        inner = wrapped(node)
+        return inner is not None and is_definition(data, inner)
+    if node_type in ("lexical_declaration", "variable_declaration"):
+        declarators = [child for child in node.named_children if child.type == "variable_declarator"]
+        if len(declarators) != 1:
+            return False
+        value = declarators[0].child_by_field_name("value")
+        return value is not None and value.type in FUNCTION_VALUE_TYPES
+    if node_type in ("public_field_definition", "field_definition"):
+        value = node.child_by_field_name("value")
+        return value is not None and value.type in FUNCTION_VALUE_TYPES
+    if node_type == "type_definition":
+        return container_body(node) is not None
+    return node_type in DEFINITION_TYPES
+
+
+def describe(data: bytes, node: Any) -> tuple[str, str | None, Any]:
+    """(node type to report, name for the scope, body of members or None)."""
+    node_type = node.type
+    if node_type in WRAPPER_TYPES or node_type == "expression_statement":
+        inner = wrapped(node)
+        if inner is None:
+            return node_type, None, None
+        return describe(data, inner)
+    if node_type in ("lexical_declaration", "variable_declaration"):
+        declarator = next(child for child in node.named_children if child.type == "variable_declarator")
+        value = declarator.child_by_field_name("value")
+        body = value.child_by_field_name("body") if value is not None and value.type == "class" else None
+        return node_type, name_text(data, declarator.child_by_field_name("name")), body
+    if node_type in ("public_field_definition", "field_definition"):
+        name = node.child_by_field_name("name") or node.child_by_field_name("property")
+        return node_type, name_text(data, name), None
+    body = container_body(node) if node_type in CONTAINER_TYPES else None
+    return node_type, definition_name(data, node), body
+
+
+def definition_name(data: bytes, node: Any) -> str | None:
+    node_type = node.type
+    if node_type == "method_declaration" and node.child_by_field_name("receiver") is not None:
+        method = name_text(data, node.child_by_field_name("name"))
+        receiver = node.child_by_field_name("receiver")
+        parameter = next((c for c in receiver.named_children if c.type == "parameter_declaration"), None)
+        receiver_type = base_type_name(data, parameter.child_by_field_name("type")) if parameter else None
+        return f"{receiver_type}.{method}" if receiver_type and method else method
+    if node_type == "type_declaration":
+        specs = [child for child in node.named_children if child.type in ("type_spec", "type_alias")]
+        return name_text(data, specs[0].child_by_field_name("name")) if len(specs) == 1 else None
+    if node_type == "impl_item":
+        return base_type_name(data, node.child_by_field_name("type"))
+    if node_type in ("function_definition", "type_definition") and node.child_by_field_name("declarator"):
+        return declarator_name(data, node)
+    return name_text(data, node.child_by_field_name("name"))
+
+
+def declarator_name(data: bytes, node: Any) -> str | None:
+    """Name of a C/C++ function or typedef through pointer, reference,
+    parenthesised and function declarators."""
+    current = node.child_by_field_name("declarator")
+    for _ in range(32):
+        if current is None:
+            return None
+        if current.type in NAME_LEAF_TYPES:
+            return name_text(data, current)
+        inner = current.child_by_field_name("declarator")
+        if inner is None:
+            inner = next(
+                (
+                    c
+                    for c in current.named_children
+                    if c.type.endswith("declarator") or c.type in NAME_LEAF_TYPES
+                ),
+                None,
+            )
+        current = inner
+    return None
+
+
+def base_type_name(data: bytes, node: Any) -> str | None:
+    """``Foo`` of ``*Foo``, ``&Foo``, ``Foo<T>``, ``Foo[T]`` or ``pkg::Foo``."""
+    current = node
+    for _ in range(16):
+        if current is None:
+            return None
+        if current.type in NAME_LEAF_TYPES:
+            return name_text(data, current)
+        inner = (
+            current.child_by_field_name("name") if current.type.startswith(("scoped", "qualified")) else None
+        )
+        if inner is None:
+            inner = current.child_by_field_name("type")
+        if inner is None:
+            inner = next((c for c in current.named_children if c.type != "lifetime"), None)
+        current = inner
+    return None
+
+
+def name_text(data: bytes, node: Any) -> str | None:
+    """A name as a scope component: ``a::b`` becomes ``a.b``, template arguments and quotes go."""
+    if node is None:
+        return None
+    name = data[node.start_byte : node.end_byte].decode("utf-8")
+    previous = None if "<" in name else name  # most names hold no template arguments
+    while previous != name:
+        previous, name = name, TEMPLATE_ARGUMENTS.sub("", name)
+    name = "".join(name.split()).replace("::", ".").strip("\"'`")
+    return name or None
+
+
+# ------------------------------------------------------- packing and merging
+
+
+# The kind a reader calls each definition node (before "function" becomes "method" inside a type).
+DEFINITION_KINDS = {
+    "function_definition": "function",
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "function_item": "function",
+    "lexical_declaration": "function",
+    "variable_declaration": "function",
+    "method_definition": "method",
+    "method_declaration": "method",
+    "constructor_declaration": "method",
+    "compact_constructor_declaration": "method",
+    "public_field_definition": "method",
+    "field_definition": "method",
+    "method": "function",
+    "singleton_method": "function",
+    "class_definition": "class",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "class": "class",
+    "class_specifier": "class",
+    "record_declaration": "class",
+    "interface_declaration": "interface",
+    "annotation_type_declaration": "interface",
+    "trait_item": "trait",
+    "enum_declaration": "enum",
+    "enum_item": "enum",
+    "enum_specifier": "enum",
+    "struct_item": "struct",
+    "union_item": "struct",
+    "struct_specifier": "struct",
+    "union_specifier": "struct",
+    "type_definition": "struct",
+    "type_alias_declaration": "type",
+    "impl_item": "impl",
+    "mod_item": "module",
+    "module": "module",
+    "internal_module": "module",
+    "namespace_definition": "namespace",
+    "macro_definition": "macro",
+}
+# Kinds whose functions are methods.
+TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
+# Nodes that may hold definitions below them without being one: blocks of statements, conditionals.
+# Statements that hold expressions only, never a definition: not worth descending into.
+LEAF_STATEMENTS = frozenset(
+    {
+        "expression_statement",
+        "return_statement",
+        "import_statement",
+        "import_from_statement",
+        "assert_statement",
+        "raise_statement",
+        "pass_statement",
+        "break_statement",
+        "continue_statement",
+        "delete_statement",
+        "global_statement",
+        "nonlocal_statement",
+        "throw_statement",
+        "goto_statement",
+    }
+)
+DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
+VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
+ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
+IDENTIFIER_TYPES = (
+    "identifier",
+    "type_identifier",
+    "field_identifier",
+    "property_identifier",
+    "shorthand_property_identifier",
+    "constant",
+    "package_identifier",
+    "namespace_identifier",
+)
+
+
+def _text(data: bytes, node: Any) -> str:
+    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def function_value(value: Any) -> Any:
+    """The function a declarator's value is, seen through parentheses and type assertions, or None."""
+    while value is not None and value.type in VALUE_WRAPPERS and value.named_child_count:
+        value = value.named_children[0]
+    return value if value is not None and value.type in FUNCTION_VALUE_TYPES else None
+
+
+def go_type_kind(node: Any) -> str:
+    """struct, interface or type: what a Go ``type`` declaration declares."""
+    spec = next((c for c in node.named_children if c.type in ("type_spec", "type_alias")), None)
+    inner = spec.child_by_field_name("type") if spec is not None else None
+    if inner is not None and inner.type == "struct_type":
+        return "struct"
+    if inner is not None and inner.type == "interface_type":
+        return "interface"
+    return "type"
+
+
+def prototype_name(data: bytes, node: Any, language: str) -> str | None:
+    """Name of a C/C++ function declared without a body (``int f(int);``), else None."""
+    if node.type not in ("declaration", "field_declaration") or language not in ("c", "cpp"):
+        return None
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator") or next(
+            (c for c in declarator.named_children if c.type.endswith("declarator")), None
+        )
+    if declarator is None or declarator.type != "function_declarator":
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    if name_node is None:
+        return None
+    return _text(data, name_node).split("::")[-1]
+
+
+def import_names(data: bytes, node: Any, language: str) -> list[str]:
+    """What a module-level statement imports: modules, packages, headers, crates, paths."""
+    node_type = node.type
+    if node_type == "import_statement" and language == "python":
+        return [_text(data, c.child_by_field_name("name") or c) for c in node.children_by_field_name("name")]
+    if node_type == "import_from_statement":
+        module = node.child_by_field_name("module_name")
+        name = _text(data, module) if module is not None else ""
+        return [name] if name and name != "__future__" else []
+    if node_type in ("import_statement", "export_statement"):  # JavaScript, TypeScript
+        source = node.child_by_field_name("source")
+        return [_text(data, source).strip("'\"`")] if source is not None else []
+    if node_type == "import_declaration" and language == "go":
+        specs = [c for c in node.named_children if c.type == "import_spec"]
+        for spec_list in (c for c in node.named_children if c.type == "import_spec_list"):
+            specs += [c for c in spec_list.named_children if c.type == "import_spec"]
+        paths = [spec.child_by_field_name("path") for spec in specs]
+        return [_text(data, path).strip('"`') for path in paths if path is not None]
+    if node_type == "import_declaration":  # Java
+        names = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
+        return [_text(data, names[0])] if names else []
+    if node_type == "use_declaration":
+        argument = node.child_by_field_name("argument")
+        while argument is not None and argument.type in (
+            "scoped_use_list",
+            "use_wildcard",
+            "use_as_clause",
+        ):
+            argument = argument.child_by_field_name("path") or (
+                argument.named_children[0] if argument.named_child_count else None
+            )
+        return [_text(data, argument)] if argument is not None else []
+    if node_type == "extern_crate_declaration":
+        name = node.child_by_field_name("name")
+        return [_text(data, name)] if name is not None else []
+    if node_type == "preproc_include":
+        path = node.child_by_field_name("path")
+        return [_text(data, path).strip('<>"')] if path is not None else []
+    if node_type == "call" and language == "ruby":
+        method = node.child_by_field_name("method")
+        arguments = node.child_by_field_name("arguments")
+        if method is None or arguments is None or _text(data, method) not in ("require", "require_relative"):
+            return []
+        strings = [c for c in arguments.named_children if c.type == "string"]
+        return [_text(data, strings[0]).strip("'\"")] if strings else []
+    return []
+
+
+def bound_names(data: bytes, node: Any) -> list[str]:
+    """Names a module-level statement binds: constants and variables, not functions."""
+    node_type = node.type
+    if node_type == "assignment":  # Python, Ruby
+        left = node.child_by_field_name("left")
+        if left is not None and left.type in ("identifier", "constant"):
+            return [_text(data, left)]
+        return []
+    if node_type in ("lexical_declaration", "variable_declaration"):
+        declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+        names = [d.child_by_field_name("name") for d in declarators]
+        return [_text(data, n) for n in names if n is not None and n.type == "identifier"]
+    if node_type in ("var_declaration", "const_declaration"):  # Go
+        specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
+        for spec_list in (c for c in node.named_children if c.type.endswith("_spec_list")):
+            specs += [c for c in spec_list.named_children if c.type in ("var_spec", "const_spec")]
+        return [_text(data, n) for spec in specs for n in spec.children_by_field_name("name")]
+    if node_type in ("const_item", "static_item", "preproc_def", "preproc_function_def"):
+        name = node.child_by_field_name("name")
+        return [_text(data, name)] if name is not None else []
+    return []
+
+
+def java_constants(data: bytes, node: Any) -> list[str]:
+    """Names of a Java ``static final`` field declaration."""
+    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    words = _text(data, modifiers).split() if modifiers is not None else []
+    if "static" not in words or "final" not in words:
+        return []
+    declarators = node.children_by_field_name("declarator")
+    names = [declarator.child_by_field_name("name") for declarator in declarators]
+    return [_text(data, name) for name in names if name is not None]

