@@ -143,6 +143,10 @@ def live_view() -> None:
     this, not the page around it nor the sidebar, so a step sends and the
     browser redraws only what changed."""
     ui.take_moved_widgets()  # a fragment's run starts here, not in page_setup
+    if ui.editor_label_is_stale():
+        # The first change from the defaults (or the last one back): the sidebar says so too. Only
+        # then is the whole page rerun; the steps after it rerun this fragment alone.
+        st.rerun(scope="app")
     sliders = st.columns([3, 3, 2], gap="large")
     with sliders[0]:
         ui.parameter_input("similarity_drop_threshold", "similarity", slider=True, slider_range=(0.0, 1.0))
@@ -176,6 +180,7 @@ def live_view() -> None:
             f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
             f"{chart.groups} groups in view. Hover a point for the two leaves it compares; "
             "click it to open them."
+            + (f" {ui.WHY_NO_SMOOTHING}" if params.smoothing_window_size == 1 else "")
         )
         points = event.selection.points if event else []
         pair = pair_at(start, end, points[0].get("x")) if points else None

@@ -20,7 +20,7 @@ from hsc.hierarchy.summarize import (
     make_summarizer,
 )
 from ui.charts import group_size_figure, hierarchy_figure
-from ui.tuning import save_form
+from ui.tuning import save_form, unsaved_preview
 
 index = ui.page_setup("Hierarchy")
 st.title("Hierarchy")
@@ -64,6 +64,7 @@ counts[0].metric("Files (top)", len(documents))
 counts[1].metric("Groups (mid)", len(all_groups))
 counts[2].metric("Leaves", sum(len(g.children) for g in all_groups))
 counts[3].metric("Summarised groups", sum(1 for g in all_groups if g.summary))
+unsaved_preview(index, repository_id, hierarchy, ui.current_parameters())
 
 # Drill down to a folder or a file: the picture goes as deep as stays readable there.
 paths = [d.path for d in documents]

@@ -25,6 +25,7 @@ from hsc.explore.tuning import (
     save_set,
 )
 from hsc.hierarchy.groups import HierarchyPlan
+from hsc.params import with_values
 from ui.context import chunk_limits
 from ui.text import line_range, md
 
@@ -244,3 +245,36 @@ def dual_query(index: Index, repository_id: int) -> None:
             frame[column] = pd.array(frame[column], dtype="Int64")
     st.dataframe(frame, hide_index=True, key="tuning:query:table")
     st.caption("An empty “ranks it” cell: the other set did not return that leaf.")
+
+
+def unsaved_preview(index: Index, repository_id: int, hierarchy: dict[str, Any], params: Parameters) -> None:
+    """For the Hierarchy page: when the sidebar's (or the Similarity sliders') hierarchy parameters
+    differ from the shown set's, the grouping they make, as an unsaved preview beside the set's."""
+    saved = with_values(Parameters(), hierarchy["parameters"]).hierarchy_params()
+    current = params.hierarchy_params()
+    changed = {name: value for name, value in current.items() if saved.get(name) != value}
+    if not changed:
+        return
+    plan = index.preview(repository_id, params)
+    groups, set_groups = plan.group_count, int(hierarchy["group_count"])
+    what = ", ".join(f"{name} = {value}" for name, value in changed.items())
+    with st.container(border=True):
+        st.markdown(f"**Unsaved preview: the current parameters ({md(what)})**")
+        numbers = st.columns(4)
+        numbers[0].metric(
+            "Groups (mid), preview",
+            groups,
+            delta=groups - set_groups,
+            delta_color="off",
+            delta_description=f"vs {hierarchy['name']}",
+        )
+        numbers[1].metric("Topic boundaries, preview", plan.segmentation.topic_boundary_count)
+        numbers[2].metric("Leaves per group, preview", f"{len(plan.table) / max(groups, 1):.1f}")
+        numbers[3].metric("Groups to summarise, preview", len(oversized_groups(plan)))
+        st.caption(
+            md(
+                f"The picture and the tables below show the saved set {hierarchy['name']} "
+                f"({set_groups} groups). Save the current parameters (Parameter sets, below) to build, "
+                "summarise and show this grouping here."
+            )
+        )

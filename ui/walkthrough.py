@@ -30,7 +30,7 @@ from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_fi
 from hsc.explore.report import build_report
 from hsc.hierarchy.groups import HierarchyPlan
 from ui.context import database_path, index_lock
-from ui.text import code_language, line_range, md
+from ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
 
 MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
 
@@ -194,6 +194,7 @@ def stage_similarity(walk: FileWalkthrough) -> None:
             if params.boundary_rule == "valley"
             else "a boundary at every pair below the threshold (×)."
         )
+        + (f" {WHY_NO_SMOOTHING}" if params.smoothing_window_size == 1 else "")
     )
     if len(walk.similarities) == 0:
         st.info("This file has a single leaf: there is no neighbour to compare it with, and it is one group.")

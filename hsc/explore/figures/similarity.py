@@ -23,6 +23,7 @@ from hsc.explore.figures.style import (
     plot_text,
 )
 from hsc.explore.views import keep_end, min_max_envelope
+from hsc.hierarchy.boundaries import smooth
 from hsc.hierarchy.groups import HierarchyPlan
 
 
@@ -43,6 +44,51 @@ class SimilarityView:
     pairs: int
     topic_boundaries: int
     groups: int
+
+
+# The seed's smoothing window, drawn faintly when the shipped window (1) leaves the curve unsmoothed.
+SEED_WINDOW = 3
+SEED_WINDOW_COLOUR = "rgba(148, 103, 189, 0.85)"
+# A file name's width along the top, for placing them: the chart's plotting width is about this
+# many pixels on the app's wide layout, and an 11 px name about this many pixels a character.
+PLOT_WIDTH_PX = 1000
+LABEL_PX_PER_CHARACTER = 6.6
+
+
+def _unsmoothed_comparison(kind: str, x: np.ndarray, similarities: np.ndarray, window: int) -> list[dict]:
+    """At window 1 the smoothed curve is the raw one, so what smoothing would do is not seen:
+    the curve at the seed's window, faint and dotted, shows it (it decides nothing)."""
+    if window != 1 or len(similarities) < SEED_WINDOW:
+        return []
+    return [
+        {
+            "type": kind,
+            "x": x,
+            "y": np.round(smooth(similarities, SEED_WINDOW), 4),
+            "name": f"window {SEED_WINDOW} (the seed's), for comparison only",
+            "mode": "lines",
+            "hovertemplate": "%{fullData.name}: %{y:.3f}<extra></extra>",
+            "line": {"color": SEED_WINDOW_COLOUR, "width": 2, "dash": "dot"},
+        }
+    ]
+
+
+def _placed_labels(
+    labels: Sequence[tuple[float, str]], span: int, rows: int = 2
+) -> list[tuple[int, tuple[float, str]]]:
+    """(row, label) of those ``labels`` (x in leaves, name) that fit on one of ``rows`` rows
+    without touching a neighbour, placed left to right on the first row with room."""
+    per_leaf = PLOT_WIDTH_PX / max(span, 1)
+    right_edge = [-np.inf] * rows
+    placed: list[tuple[int, tuple[float, str]]] = []
+    for position, name in labels:
+        half = len(name) * LABEL_PX_PER_CHARACTER / 2 + 4
+        centre = position * per_leaf
+        row = next((r for r in range(rows) if right_edge[r] <= centre - half), None)
+        if row is not None:
+            right_edge[row] = centre + half
+            placed.append((row, (position, name)))
+    return placed
 
 
 def similarity_curve(
@@ -132,6 +178,7 @@ def similarity_curve(
             "hovertemplate": value_only,
             "line": {"color": SMOOTHED_COLOUR, "width": 2.5},
         },
+        *_unsmoothed_comparison(kind, x, similarities, window),
         {
             "type": kind,
             "x": x[below],
@@ -175,15 +222,15 @@ def similarity_curve(
             "font": {"color": LIMIT_COLOUR},
         }
     ]
-    # File names along the top, on two staggered rows so short neighbours do not collide.
-    for number, (position, name) in enumerate(file_labels):
+    # File names along the top, on two rows; a name with no room on either is left to the hover.
+    for row, (position, name) in _placed_labels(file_labels, pairs + 1):
         annotations.append(
             {
                 "x": position,
                 "y": 1.0,
                 "yref": "paper",
                 "yanchor": "bottom",
-                "yshift": 16 * (number % 2),
+                "yshift": 16 * row,
                 "showarrow": False,
                 "text": plot_text(name),
                 "font": {"size": 11, "color": "#444"},
@@ -279,6 +326,22 @@ def plan_similarity_curve(plan: HierarchyPlan, leaf_start: int, leaf_end: int, t
     )
 
 
+def _envelope_band(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The area between ``low`` and ``high`` as closed outlines, one per run of columns where
+    both have a value (NaN between outlines)."""
+    filled = ~(np.isnan(low) | np.isnan(high))
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], filled.astype(np.int8), [0]))))
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        run = slice(start, end)
+        xs += [x[run], x[run][::-1], [np.nan]]
+        ys += [high[run], low[run][::-1], [np.nan]]
+    if not xs:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate(xs).astype(float), np.concatenate(ys).astype(float)
+
+
 def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     """The whole repository's raw similarity of adjacent leaves, reduced to
     the lowest and highest value per pixel column (every dip stays visible),
@@ -308,6 +371,22 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "name": "detail window (below)",
         }
     ]
+    # The band between the two, one closed outline per run of columns with a value: a fill between
+    # two traces joins the ends of a gap (columns of file edges only) with a diagonal across the chart.
+    band_x, band_y = _envelope_band(x, envelope.low, envelope.high)
+    data.append(
+        {
+            "type": "scatter",
+            "x": band_x,
+            "y": band_y,
+            "mode": "lines",
+            "line": {"width": 0},
+            "fill": "toself",
+            "fillcolor": "rgba(31, 119, 180, 0.25)",
+            "hoverinfo": "skip",
+            "showlegend": False,
+        }
+    )
     curves = ((envelope.low, "raw similarity, lowest per column"), (envelope.high, "highest per column"))
     for values, name in curves:
         # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
@@ -319,8 +398,6 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
                 "mode": "lines",
                 "name": name,
                 "line": {"color": SMOOTHED_COLOUR, "width": 1},
-                "fill": "tonexty" if name.startswith("highest") else "none",
-                "fillcolor": "rgba(31, 119, 180, 0.25)",
                 "hovertemplate": "leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
                 "showlegend": name.startswith("raw"),
             }
