@@ -37,15 +37,21 @@ def counts(plan: HierarchyPlan, preview_ms: float) -> None:
     metrics[0].metric(
         "Topic boundaries",
         boundaries,
-        delta=None if saved is None else boundaries - int(saved["topic_boundaries"]),
+        delta=None if saved is None else ui.signed(boundaries - int(saved["topic_boundaries"])),
+        delta_arrow="off",
         delta_color="off",
         delta_description="vs the saved default set",
-        help="Boundaries from a similarity valley; file edges are boundaries too but are not counted here.",
+        help=(
+            "Boundaries from a similarity valley; file edges are boundaries too but are not counted here. "
+            "With the valley rule a higher threshold can give fewer boundaries: dips that were apart join "
+            "into one run below the threshold, and a run gets one boundary."
+        ),
     )
     metrics[1].metric(
         "Mid-level groups",
         plan.group_count,
-        delta=None if saved is None else plan.group_count - int(saved["group_count"]),
+        delta=None if saved is None else ui.signed(plan.group_count - int(saved["group_count"])),
+        delta_arrow="off",
         delta_color="off",
         delta_description="vs the saved default set",
     )

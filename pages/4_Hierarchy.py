@@ -320,7 +320,8 @@ side[0].metric(f"Groups in {ui.md(first_name)}", first["group_count"])
 side[1].metric(
     f"Groups in {ui.md(second_name)}",
     second["group_count"],
-    delta=second["group_count"] - first["group_count"],
+    delta=ui.signed(second["group_count"] - first["group_count"]),
+    delta_arrow="off",
     delta_color="off",
 )
 side[2].metric(

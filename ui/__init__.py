@@ -32,11 +32,23 @@ from ui.params import (
 )
 from ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
 from ui.sidebar import render_sidebar
-from ui.text import WHY_NO_SMOOTHING, code_language, line_range, md, plot_text, shorten
+from ui.text import (
+    WHY_NO_SMOOTHING,
+    blank_missing,
+    cell,
+    code_language,
+    line_range,
+    md,
+    plot_text,
+    shorten,
+    signed,
+)
 
 __all__ = [
     "WHY_NO_SMOOTHING",
     "active_repository",
+    "blank_missing",
+    "cell",
     "chunk_limits",
     "code_language",
     "current_parameters",
@@ -69,6 +81,7 @@ __all__ = [
     "common_prefix",
     "common_scope",
     "shorten",
+    "signed",
     "take_moved_widgets",
     "render_sidebar",
     "summariser_text",

@@ -16,7 +16,7 @@ from hsc import Parameters, QueryResponse, QueryResult
 from hsc.model import common_prefix
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
-from ui.text import line_range, md
+from ui.text import cell, line_range, md
 
 ONLY_IN_ONE_LIST = "background-color: rgba(255, 127, 14, 0.18)"
 # Numbers get just their width, so where a result is (path and lines) and what it is (scope) keep the rest.
@@ -156,10 +156,6 @@ def parent_note(result: QueryResult, group_rank: dict[str, int], in_answer: bool
     )
 
 
-def _rank_text(rank: int | None) -> str:
-    return "" if rank is None else str(rank)
-
-
 def _score_columns(results: list[QueryResult]) -> dict[str, list[float]]:
     if not results or results[0].lexical_score is None:
         return {"score": [round(r.score, 3) for r in results]}
@@ -192,7 +188,7 @@ def staged_table(
             "rank": [r.rank for r in results],
             **_score_columns(results),
             "why": [why_here(r, group_rank, mid_level_top_k) for r in results],
-            "flat rank": [_rank_text(flat_rank.get(r.leaf_id)) for r in results],
+            "flat rank": [cell(flat_rank.get(r.leaf_id)) for r in results],
             "where": [where(r, folder) for r in results],
             "scope": [shown_scope[r.leaf_id] for r in results],
         }
@@ -207,7 +203,7 @@ def flat_table(response: QueryResponse, shown_scope: dict[str, str], folder: str
         {
             "rank": [r.rank for r in results],
             **_score_columns(results),
-            "two-stage rank": [_rank_text(staged_rank.get(r.leaf_id)) for r in results],
+            "two-stage rank": [cell(staged_rank.get(r.leaf_id)) for r in results],
             "where": [where(r, folder) for r in results],
             "scope": [shown_scope[r.leaf_id] for r in results],
         }

@@ -27,7 +27,7 @@ from hsc.explore.tuning import (
 from hsc.hierarchy.groups import HierarchyPlan
 from hsc.params import with_values
 from ui.context import chunk_limits
-from ui.text import line_range, md
+from ui.text import line_range, md, signed
 
 # The diff table lists at most this many changed blocks (largest first).
 MAX_DIFF_ROWS = 200
@@ -264,7 +264,8 @@ def unsaved_preview(index: Index, repository_id: int, hierarchy: dict[str, Any],
         numbers[0].metric(
             "Groups (mid), preview",
             groups,
-            delta=groups - set_groups,
+            delta=signed(groups - set_groups),
+            delta_arrow="off",
             delta_color="off",
             delta_description=f"vs {hierarchy['name']}",
         )

@@ -122,7 +122,7 @@ def stage_leaves(walk: FileWalkthrough) -> None:
                         "node": ["\u2003" * n.depth + n.node_type for n in walk.outline],
                         "lines": [line_range(n.start_line, n.end_line) for n in walk.outline],
                         "became": [
-                            f"leaf {n.leaf}" if n.role == "leaf" else "split into its children"
+                            f"leaf {n.leaf}" if n.role == "leaf" else "split"
                             for n in walk.outline
                         ],
                     }
@@ -130,6 +130,10 @@ def stage_leaves(walk: FileWalkthrough) -> None:
                 hide_index=True,
                 height=420,
                 key="walk:tree",
+                column_config={
+                    "lines": st.column_config.Column(width=84),
+                    "became": st.column_config.Column(width=70),
+                },
             )
         if walk.outline_note:
             st.caption(md(f"Syntax tree: {walk.outline_note}."))
@@ -148,6 +152,14 @@ def stage_leaves(walk: FileWalkthrough) -> None:
             ),
             hide_index=True,
             height=420,
+            column_config={
+                "leaf": st.column_config.Column(width=44),
+                "scope": st.column_config.Column(width=150),
+                "node type": st.column_config.Column(width=140),
+                "lines": st.column_config.Column(width=84),
+                "tokens": st.column_config.Column(width=56),
+                "size": st.column_config.Column(width=130),
+            },
             key="walk:leaves",
         )
     st.markdown("**Each leaf's size against the limits**")
@@ -223,6 +235,12 @@ def stage_similarity(walk: FileWalkthrough) -> None:
         ),
         hide_index=True,
         key="walk:boundaries",
+        column_config={
+            "boundary after leaf": st.column_config.Column(width=130),
+            "between": st.column_config.Column(width="large"),
+            "raw": st.column_config.Column(width=64),
+            "smoothed": st.column_config.Column(width=76),
+        },
     )
 
 
