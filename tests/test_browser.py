@@ -157,6 +157,9 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
                 page.keyboard.press("ArrowRight")
             threshold.get_by_text(raised).wait_for(timeout=PAGE_MS)
             _settle(page, PAGE_MS)
+            # The sidebar, drawn before the slider (a fragment) moved, says so on this page already.
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            sidebar.get_by_text("Parameters (1 changed)").wait_for(timeout=PAGE_MS)
             shots.append(_check_and_shoot(page, "3_similarity", artifacts))
 
             # Hierarchy: save the tuned parameters, then the two sets are compared.
@@ -177,12 +180,26 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
             # Query: type, press Enter, see the two rankings beside the flat one.
             _go(page, "Query")
             box = page.get_by_role("textbox", name="Query", exact=True)
-            box.fill("take a percentage off a price")
-            box.press("Enter")
-            page.get_by_text("Stage 1 · groups").wait_for(timeout=PAGE_MS)
             mid_k, leaf_k = Parameters().mid_level_top_k, Parameters().leaf_level_top_k
-            assert page.get_by_text(f"mid_level_top_k = {mid_k}, leaf_level_top_k = {leaf_k}").count() == 1
-            _settle(page, PAGE_MS)
+            for query in ("take a percentage off a price", "add tax to a price"):
+                box.fill(query)
+                box.press("Enter")
+                page.get_by_text("Stage 2 · the answer").wait_for(timeout=PAGE_MS)
+                _settle(page, PAGE_MS)
+                assert (
+                    page.get_by_text(f"mid_level_top_k = {mid_k}, leaf_level_top_k = {leaf_k}").count() == 1
+                )
+                assert page.get_by_text("stage 1 opened").count() == 1
+                # The picker names the hit whose code is shown under it, for the second query too
+                # (a picker kept between queries went on naming the first query's hit).
+                shown = page.get_by_role("combobox", name="Result").input_value().strip()
+                header = page.locator('[data-testid="stText"]').filter(has_text=" · score ").first
+                path, lines, _ = header.inner_text().split(" · ")
+                assert shown.startswith("two-stage #1 · ") and shown.endswith(f"{path} {lines}"), (
+                    shown,
+                    path,
+                )
+            assert "add_tax" in shown
             shots.append(_check_and_shoot(page, "5_query", artifacts))
         finally:
             browser.close()

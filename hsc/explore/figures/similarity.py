@@ -384,6 +384,7 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "fill": "toself",
             "fillcolor": "rgba(31, 119, 180, 0.25)",
             "hoverinfo": "skip",
+            "name": "between lowest and highest",
             "showlegend": False,
         }
     )
