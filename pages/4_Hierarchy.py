@@ -64,7 +64,7 @@ counts[0].metric("Files (top)", len(documents))
 counts[1].metric("Groups (mid)", len(all_groups))
 counts[2].metric("Leaves", sum(len(g.children) for g in all_groups))
 counts[3].metric("Summarised groups", sum(1 for g in all_groups if g.summary))
-unsaved_preview(index, repository_id, hierarchy, ui.current_parameters())
+unsaved_preview(index, repository_id, hierarchy, ui.current_parameters(), hierarchies)
 
 # Drill down to a folder or a file: the picture goes as deep as stays readable there.
 paths = [d.path for d in documents]
