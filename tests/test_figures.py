@@ -113,3 +113,17 @@ def test_file_names_along_the_top_never_overlap():
         assert all(left >= right for (_, right), (left, _) in zip(spans, spans[1:]))
     wide = [(100, "a.py"), (300, "b.py")]
     assert [label for _, label in _placed_labels(wide, 400)] == wide  # room: every name kept
+
+
+def test_the_limits_are_named_above_the_histogram_and_axis_titles_clear_their_ticks():
+    from ui.charts import folder_leaves_figure, token_histogram
+
+    # The tallest bars sit at the maximum (split pieces): a name inside the plot was cut by them.
+    figure = token_histogram([12, 30, 250, 256, 256, 256], 24, 256)
+    names = {a.text: a for a in figure.layout.annotations}
+    assert set(names) == {"minimum_chunk_token_length = 24", "maximum_chunk_token_length = 256"}
+    assert all(a.yref == "paper" and a.y >= 1 and a.yanchor == "bottom" for a in names.values())
+    assert names["maximum_chunk_token_length = 256"].xanchor == "right"  # ends at its line, inside
+    assert figure.layout.xaxis.range[1] > 256
+    folders = folder_leaves_figure(["a/x.py", "b.py"], [3, 4])
+    assert folders.layout.margin.b >= 40 and folders.layout.xaxis.title.standoff
