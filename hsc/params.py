@@ -47,6 +47,20 @@ class SettingError(ValueError):
 BOUNDARY_RULES = ("valley", "threshold")
 # How stage 5 answers a query (hsc.search.two_stage).
 RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
+# The eight parameters of the method hsc implements, under its names; every other field of
+# Parameters is an addition of hsc's, with the seed's behaviour one value away.
+SEED_PARAMETERS = frozenset(
+    {
+        "minimum_chunk_token_length",
+        "maximum_chunk_token_length",
+        "embedding_batch_size",
+        "similarity_drop_threshold",
+        "smoothing_window_size",
+        "maximum_merged_chunk_token_length",
+        "mid_level_top_k",
+        "leaf_level_top_k",
+    }
+)
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 

@@ -19,21 +19,10 @@ import readme_transcripts
 
 from hsc.bench import SUITES
 from hsc.cli import build_parser
-from hsc.params import Parameters, Settings, describe
+from hsc.params import SEED_PARAMETERS, Parameters, Settings, describe
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-# The parameters of the method hsc implements; every other field of Parameters is an addition.
-SEED_PARAMETERS = {
-    "minimum_chunk_token_length",
-    "maximum_chunk_token_length",
-    "embedding_batch_size",
-    "similarity_drop_threshold",
-    "smoothing_window_size",
-    "maximum_merged_chunk_token_length",
-    "mid_level_top_k",
-    "leaf_level_top_k",
-}
 
 
 def section(title: str) -> str:
