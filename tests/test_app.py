@@ -356,3 +356,14 @@ def test_query_page_names_what_the_shipped_mode_did_and_why_each_leaf_is_there()
         assert label == f"two-stage #1 · {best.scope} · {best.path} {lines}"
         assert header.startswith(f"{best.path} · {lines}")
         assert app.code[0].value == best.text
+
+    # The seed's dense two stages, then the flat search: each page says what that mode did.
+    for mode, said in (("two-stage", "Stage 2 scored"), ("flat", "every one of the")):
+        control = next(c for c in app.sidebar.segmented_control if c.label == "retrieval_mode")
+        control.set_value(mode).run()
+        app.button(key="query:search").click().run()
+        assert_clean(app)
+        response = app.session_state["query:response"]
+        assert response.mode == mode and f"This query, `{mode}`: " in texts(app) and said in texts(app)
+        assert "BM25" not in app.dataframe[0].value.columns
+        assert ("why" in app.dataframe[0].value.columns) == (mode == "two-stage")

@@ -18,6 +18,7 @@ from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 from ui.text import cell, line_range, md
 
+FLAT_MODES = ("flat", "hybrid-flat")
 ONLY_IN_ONE_LIST = "background-color: rgba(255, 127, 14, 0.18)"
 # Numbers get just their width, so where a result is (path and lines) and what it is (scope) keep the rest.
 NUMBER_WIDTHS = {
@@ -49,7 +50,7 @@ def shared_folder(paths: list[str]) -> str:
 
 
 def answer_heading(response: QueryResponse) -> str:
-    if response.mode in ("flat", "hybrid-flat"):
+    if response.mode in FLAT_MODES:
         return f"**The answer, `{response.mode}` · every leaf scored**"
     return "**Stage 2 · the answer: the leaves of the opened groups" + (
         ", and BM25's**" if response.mode in LEXICAL_MODES else "**"
@@ -66,7 +67,7 @@ def mode_explanation(params: Parameters) -> str:
         if mode in LEXICAL_MODES
         else ""
     )
-    if mode in ("flat", "hybrid-flat"):
+    if mode in FLAT_MODES:
         return (
             f"**Stage 5: retrieval, here `{mode}`.** Every leaf is scored against the query (cosine of "
             f"the embeddings).{lexical} The two-stage search beside it is what the hierarchy is for."
@@ -99,7 +100,7 @@ def what_this_query_did(response: QueryResponse, params: Parameters) -> str:
     leaves they held, BM25 leaves brought in from elsewhere, leaves scored and kept."""
     total = response.flat_leaves_compared
     kept = len(response.results)
-    if response.mode in ("flat", "hybrid-flat"):
+    if response.mode in FLAT_MODES:
         fused = " fused with BM25" if response.mode == "hybrid-flat" else ""
         return f"This query, `{response.mode}`: every one of the {total:,} leaves scored{fused}; {kept} kept."
     opened = len(response.opened_group_ids)
@@ -187,7 +188,11 @@ def staged_table(
         {
             "rank": [r.rank for r in results],
             **_score_columns(results),
-            "why": [why_here(r, group_rank, mid_level_top_k) for r in results],
+            **(
+                {}
+                if response.mode in FLAT_MODES  # every leaf scored: no group put it there
+                else {"why": [why_here(r, group_rank, mid_level_top_k) for r in results]}
+            ),
             "flat rank": [cell(flat_rank.get(r.leaf_id)) for r in results],
             "where": [where(r, folder) for r in results],
             "scope": [shown_scope[r.leaf_id] for r in results],
