@@ -48,6 +48,8 @@ class SimilarityView:
 
 # The seed's smoothing window, drawn faintly when the shipped window (1) leaves the curve unsmoothed.
 SEED_WINDOW = 3
+# The overview's one curve: the lowest and the highest raw similarity of each pixel column.
+OVERVIEW_CURVE = "raw similarity, lowest to highest per column"
 SEED_WINDOW_COLOUR = "rgba(148, 103, 189, 0.85)"
 # A file name's width along the top, for placing them: the chart's plotting width is about this
 # many pixels on the app's wide layout, and an 11 px name about this many pixels a character.
@@ -64,7 +66,7 @@ def _unsmoothed_comparison(kind: str, x: np.ndarray, similarities: np.ndarray, w
         {
             "type": kind,
             "x": x,
-            "y": np.round(smooth(similarities, SEED_WINDOW), 4),
+            "y": np.round(smooth(similarities, SEED_WINDOW), 4).astype(np.float32),
             "name": f"window {SEED_WINDOW} (the seed's), for comparison only",
             "mode": "lines",
             "hovertemplate": "%{fullData.name}: %{y:.3f}<extra></extra>",
@@ -338,8 +340,9 @@ def _envelope_band(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np
         xs += [x[run], x[run][::-1], [np.nan]]
         ys += [high[run], low[run][::-1], [np.nan]]
     if not xs:
-        return np.zeros(0), np.zeros(0)
-    return np.concatenate(xs).astype(float), np.concatenate(ys).astype(float)
+        return np.zeros(0, np.float32), np.zeros(0, np.float32)
+    # float32: the figure is sent as typed arrays, and a float64 band doubled the overview's bytes.
+    return np.concatenate(xs).astype(np.float32), np.concatenate(ys).astype(np.float32)
 
 
 def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
@@ -357,7 +360,6 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     filled = envelope.low[~np.isnan(envelope.low)]
     bottom, top = min(0.0, float(filled.min()) if len(filled) else 0.0) - 0.05, 1.05
     width = window[1] - window[0]
-    x = envelope.starts
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -371,38 +373,25 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "name": "detail window (below)",
         }
     ]
-    # The band between the two, one closed outline per run of columns with a value: a fill between
-    # two traces joins the ends of a gap (columns of file edges only) with a diagonal across the chart.
-    band_x, band_y = _envelope_band(x, envelope.low, envelope.high)
+    # The lowest and highest value of each column as one filled outline per run of columns with a
+    # value: its edges are the two curves. A fill between two traces joined the two sides of a gap
+    # (columns of file edges only) with a diagonal across the chart, and sent every point twice.
+    # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
+    band_x, band_y = _envelope_band(envelope.starts, envelope.low, envelope.high)
     data.append(
         {
             "type": "scatter",
             "x": band_x,
             "y": band_y,
             "mode": "lines",
-            "line": {"width": 0},
+            "name": OVERVIEW_CURVE,
+            "line": {"color": SMOOTHED_COLOUR, "width": 1},
             "fill": "toself",
             "fillcolor": "rgba(31, 119, 180, 0.25)",
-            "hoverinfo": "skip",
-            "name": "between lowest and highest",
-            "showlegend": False,
+            "hoveron": "points",
+            "hovertemplate": "leaves from %{x:.0f}: raw similarity %{y:.3f}<extra></extra>",
         }
     )
-    curves = ((envelope.low, "raw similarity, lowest per column"), (envelope.high, "highest per column"))
-    for values, name in curves:
-        # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
-        data.append(
-            {
-                "type": "scatter",
-                "x": x,
-                "y": values,
-                "mode": "lines",
-                "name": name,
-                "line": {"color": SMOOTHED_COLOUR, "width": 1},
-                "hovertemplate": "leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
-                "showlegend": name.startswith("raw"),
-            }
-        )
     layout = {
         "xaxis": {
             "title": {"text": "leaves in document order (click to move the window there)"},
