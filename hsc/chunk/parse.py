@@ -98,7 +98,7 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
-    cutter = SyntaxCutter(data, params, counter)
+    cutter = SyntaxCutter(data, params, counter, language)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
     if root.child_count:
