@@ -15,7 +15,7 @@ _DOC_NOISE = re.compile(
 )
 LICENCE = re.compile(r"copyright|licen[cs]e|spdx-", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-_COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*/", "*", "#")
+_COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*/", "*", "#'", "#", "---", "--")
 # C# XML doc comments: the summary's tags go, a reference keeps its name, a section other than the
 # summary (<param>, <returns>, ...) ends the description as a Javadoc tag does.
 _XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|para|value|c|code)\s*>")

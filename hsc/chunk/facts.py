@@ -23,6 +23,7 @@ from hsc.chunk.doctext import LICENCE, clean_signature, comment_lines, doc_sente
 from hsc.chunk.grammar import (
     ANNOTATION_TYPES,
     BODY_TYPES,
+    COMMENT_HOLDERS,
     COMMENT_TYPES,
     CONTAINER_TYPES,
     DEFINITION_KINDS,
@@ -297,6 +298,8 @@ class FactReader:
             parent = node.parent
             if parent is not None and parent.type in BODY_TYPES:
                 previous = parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        while previous is not None and previous.type in COMMENT_HOLDERS and previous.child_count:
+            previous = previous.children[-1]  # Kotlin keeps the comment after the imports in them
         if previous is None or previous.type not in LEADING_TYPES:
             return ""  # most definitions: neither a comment nor an attribute above
         line = node.start_point[0]

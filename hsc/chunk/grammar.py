@@ -23,6 +23,8 @@ AST_LANGUAGES = frozenset(
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"}).union(
     *(tables.comments for tables in TABLED)
 )
+# Nodes that hold, as their last child, the comment above the definition after them.
+COMMENT_HOLDERS = frozenset().union(*(tables.comment_holders for tables in TABLED))
 # Nodes that describe the definition right below them when no blank line separates them.
 LEADING_TYPES = COMMENT_TYPES | {"attribute_item", "decorator", "marker_annotation", "annotation"}
 

@@ -1,6 +1,7 @@
 """Languages whose syntax-tree knowledge is kept as data, one module each.
 
-Each module (``csharp``, ``php``, ``kotlin``, ``swift``, ``scala``) holds one
+Each module (``csharp``, ``php``, ``kotlin``, ``swift``, ``scala``, ``lua``,
+``perl``, ``r``, ``elixir``) holds one
 :class:`~hsc.chunk.languages.tables.LanguageTables`: what its grammar calls a
 definition, a container, a body, a comment, a name and an import.
 ``hsc.chunk.grammar`` answers from these for the languages named here; the
@@ -10,13 +11,13 @@ Java, C, C++, Ruby, Bash) keep their shared tables there.
 
 from __future__ import annotations
 
-from hsc.chunk.languages import csharp, kotlin, php, scala, swift
+from hsc.chunk.languages import csharp, elixir, kotlin, lua, perl, php, r, scala, swift
 from hsc.chunk.languages.tables import ImportForm, LanguageTables
 
 __all__ = ["LANGUAGE_TABLES", "ImportForm", "LanguageTables", "extensions", "tables_for"]
 
 LANGUAGE_TABLES: dict[str, LanguageTables] = {
-    module.TABLES.name: module.TABLES for module in (csharp, php, kotlin, swift, scala)
+    module.TABLES.name: module.TABLES for module in (csharp, php, kotlin, swift, scala, lua, perl, r, elixir)
 }
 
 

@@ -5,7 +5,8 @@ This grammar names no fields: a declaration's name is its first
 ``class_body``, ``enum_class_body`` or ``function_body``. ``interface`` and
 ``enum class`` are ``class_declaration`` nodes told apart by their keyword.
 Annotations sit in the declaration's ``modifiers``; KDoc is a
-``multiline_comment`` above it. A property is a definition when its value is
+``multiline_comment`` above it (inside the import list, for the first
+declaration after the imports). A property is a definition when its value is
 a lambda or an anonymous function.
 """
 
@@ -81,6 +82,7 @@ TABLES = LanguageTables(
     identifiers=("simple_identifier", "type_identifier"),
     name_types=("type_identifier", "simple_identifier"),
     import_types=frozenset({"import_header"}),
+    comment_holders=frozenset({"import_list", "import_header"}),
     read_imports=read_imports,
     refine=refine,
     special_name=name_node,

@@ -50,11 +50,11 @@ def node_text(data: bytes, node: Any) -> str:
 
 def scope_component(text: str) -> str | None:
     """A name as a scope component: type arguments, whitespace and quotes go;
-    ``a::b`` and ``A\\B`` become ``a.b`` and ``A.B``."""
+    ``a::b``, ``A\\B`` and Lua's ``M:f`` become ``a.b``, ``A.B`` and ``M.f``."""
     previous = None
     while previous != text:
         previous, text = text, _TYPE_ARGUMENTS.sub("", text)
-    text = "".join(text.split()).replace("::", ".").replace("\\", ".").strip("\"'`.")
+    text = "".join(text.split()).replace("::", ".").replace("\\", ".").replace(":", ".").strip("\"'`.")
     return text or None
 
 
@@ -101,9 +101,13 @@ class LanguageTables:
     # extensions and actors too), or None when this node is no definition (an auto-property).
     refine: Callable[[bytes, Any, str], str | None] = keep_kind
     doc_prefixes: tuple[str, ...] = ("/**",)  # how a doc comment starts, for the quality corpus
+    # Nodes that end with the comment above the definition after them (Kotlin's import list).
+    comment_holders: frozenset[str] = frozenset()
     # The name node of a definition that keeps its name neither in a ``name`` field nor in a child
     # of the name types (a Kotlin property's is inside its variable declaration), else None.
     special_name: Callable[[Any], Any] = no_node
+    # Likewise the body of a definition that keeps it below a child (R's ``f <- function() {}``).
+    special_body: Callable[[Any], Any] = no_node
 
     # -- definitions ----------------------------------------------------------------------
 
@@ -130,7 +134,7 @@ class LanguageTables:
     def body(self, node: Any) -> Any:
         """The node holding a definition's members or statements: its ``body`` field, else its
         first child of a body type."""
-        found = node.child_by_field_name("body")
+        found = self.special_body(node) or node.child_by_field_name("body")
         if found is not None:
             return found
         return next((c for c in node.named_children if c.type in self.bodies), None)
