@@ -20,9 +20,8 @@ AST_LANGUAGES = frozenset(
     {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
 ).union(LANGUAGE_TABLES)
 
-COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"}).union(
-    *(tables.comments for tables in TABLED)
-)
+SHARED_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+COMMENT_TYPES = SHARED_COMMENT_TYPES.union(*(tables.comments for tables in TABLED))
 # Nodes that hold, as their last child, the comment above the definition after them.
 COMMENT_HOLDERS = frozenset().union(*(tables.comment_holders for tables in TABLED))
 # Nodes that describe the definition right below them when no blank line separates them.
@@ -119,7 +118,7 @@ FUNCTION_VALUE_TYPES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function", "class"}
 )
 # Statement lists: the children of these are labelled with their own node type.
-BODY_TYPES = frozenset(
+SHARED_BODY_TYPES = frozenset(
     {
         "block",
         "statement_block",
@@ -139,7 +138,8 @@ BODY_TYPES = frozenset(
         "do_block",
         "object_type",
     }
-).union(*(tables.bodies for tables in TABLED))
+)
+BODY_TYPES = SHARED_BODY_TYPES.union(*(tables.bodies for tables in TABLED))
 NAME_LEAF_TYPES = frozenset(
     {
         "identifier",
@@ -400,9 +400,8 @@ LEAF_STATEMENTS = frozenset(
 )
 DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
 VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
-ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"}).union(
-    *(tables.annotations for tables in TABLED)
-)
+SHARED_ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
+ANNOTATION_TYPES = SHARED_ANNOTATION_TYPES.union(*(tables.annotations for tables in TABLED))
 IDENTIFIER_TYPES = (
     "identifier",
     "type_identifier",

@@ -24,10 +24,10 @@ def read_imports(data: bytes, node: Any) -> list[ImportForm]:
         name = node_text(data, module) if module is not None else ""
         return [ImportForm(name, separator="::")] if name and name not in PRAGMAS else []
     if node.type == "expression_statement" and node.named_child_count == 1:
-        required = node.named_children[0]
-        if required.type == "require_expression":
-            barewords = [c for c in required.named_children if c.type == "bareword"]
-            return [ImportForm(node_text(data, barewords[0]), separator="::")] if barewords else []
+        node = node.named_children[0]
+    if node.type == "require_expression":
+        barewords = [c for c in node.named_children if c.type == "bareword"]
+        return [ImportForm(node_text(data, barewords[0]), separator="::")] if barewords else []
     return []
 
 
@@ -41,7 +41,7 @@ TABLES = LanguageTables(
     comments=frozenset({"comment"}),
     identifiers=("bareword", "varname", "function"),
     name_types=("bareword", "package"),
-    import_types=frozenset({"use_statement", "expression_statement"}),
+    import_types=frozenset({"use_statement", "expression_statement", "require_expression"}),
     read_imports=read_imports,
     doc_prefixes=("#",),
 )
