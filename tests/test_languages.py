@@ -4,6 +4,8 @@ each, and nothing they add to the shared tables changes what the other grammars 
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,12 +13,13 @@ from test_parse import assert_covers
 from tree_sitter_language_pack import get_language
 
 from hsc.chunk import grammar
-from hsc.chunk.ingest import LANGUAGE_BY_EXTENSION, detect_language
+from hsc.chunk.ingest import LANGUAGE_BY_EXTENSION, detect_language, load_file, walk_repository
 from hsc.chunk.languages import LANGUAGE_TABLES, ImportForm, file_imports
 from hsc.chunk.parse import cut_file, parser_for
 from hsc.chunk.tokens import get_counter
 from hsc.hierarchy.digest import LANGUAGE_NAMES
-from hsc.params import Parameters
+from hsc.params import Parameters, Settings
+from hsc.quality.corpus import build_corpus
 
 COUNTER = get_counter()
 DATA = Path(__file__).resolve().parent / "data" / "languages"
@@ -324,3 +327,79 @@ def test_what_the_tables_add_to_shared_sets_is_no_node_type_of_the_other_grammar
             for node_type in set(added) - shared_before - allowed:
                 users = [g for g in originals if g.id_for_node_kind(node_type, True)]
                 assert not users, (tables.name, node_type)
+
+
+@pytest.mark.parametrize(
+    ("name", "function", "query"),
+    [
+        ("Orders.cs", "Sum", "Sums the totals of all lines that pass the filter."),
+        ("OrderService.php", "addLine", "Adds a line to the order and returns the new line count."),
+        ("Orders.kt", "totalQuantity", "Sums the quantities of the lines the filter keeps."),
+        ("Orders.swift", "totalQuantity", "Sums the quantities of the lines the filter keeps."),
+        ("Orders.scala", "parse", "Reads a line written as SKU x QUANTITY."),
+        ("orders.lua", "M.total_quantity", "Sums the quantities of the lines the filter keeps."),
+        ("Orders.pm", "parse_line", "Reads a line written as SKU x QUANTITY."),
+        ("orders.R", "total_quantity", "Sums the quantities of the lines the filter keeps."),
+        ("orders.ex", "total_quantity", "Sums the quantities of the lines the filter keeps."),
+    ],
+)
+def test_the_quality_corpus_asks_for_documented_functions(
+    tmp_path: Path, name: str, function: str, query: str
+) -> None:
+    """bench quality reads each tabled language's doc comments: the query is the first sentence,
+    the answer the function, and the corpus copy has the doc blanked with every line kept."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_bytes((DATA / name).read_bytes())
+    corpus = build_corpus([(tmp_path / "src", "repo")], tmp_path / "corpus", None, 0)
+    target = next(t for t in corpus.targets if t.name == function)
+    assert target.query == query
+    original = (DATA / name).read_text().split("\n")
+    blanked = (tmp_path / "corpus" / "repo" / name).read_text().split("\n")
+    assert len(blanked) == len(original) and query.split()[0] not in "\n".join(blanked[: target.start_line])
+    assert function.rsplit(".", 1)[-1] in original[target.start_line - 1]
+
+
+def _debian_sources(tmp_path: Path, packages: tuple[str, ...]) -> Path:
+    """Packages downloaded with apt-get and unpacked; the test skips where that cannot run."""
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        pytest.skip("apt-get and dpkg-deb are not here")
+    debs = tmp_path / "debs"
+    debs.mkdir()
+    try:
+        subprocess.run(
+            ["apt-get", "download", *packages], cwd=debs, check=True, capture_output=True, timeout=120
+        )
+    except (subprocess.SubprocessError, OSError) as error:
+        pytest.skip(f"apt-get download failed (offline?): {error}")
+    root = tmp_path / "unpacked"
+    for deb in sorted(debs.glob("*.deb")):
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True, timeout=120)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("packages", "language"),
+    [(("php-monolog", "php-symfony-console"), "php"), (("lua-penlight",), "lua")],
+)
+def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...], language: str) -> None:
+    """Real PHP and Lua: every file indexed (no chunking failure), tiled, most cut into scoped
+    definitions with docs and imports (reproduce: python -m hsc bench quality --path DIR)."""
+    root = _debian_sources(tmp_path, packages)
+    settings, counter = Settings(), get_counter()
+    files = definitions = documented = imports = scoped = 0
+    for rel_path in walk_repository(root):
+        if detect_language(rel_path) != language or (root / rel_path).is_symlink():
+            continue
+        parsed = load_file(root, rel_path, Parameters(), settings, counter)
+        assert parsed.report.status == "indexed", parsed.report
+        source = (root / rel_path).read_text()
+        assert_covers(source, parsed.leaves)
+        files += 1
+        definitions += len(parsed.definitions)
+        documented += sum(1 for d in parsed.definitions if d.doc)
+        imports += sum(len(facts.imports) for facts in parsed.facts)
+        module = parsed.leaves[0].scope if parsed.leaves else ""
+        scoped += any(leaf.scope.startswith(module + ".") for leaf in parsed.leaves)
+    assert files >= 30
+    assert scoped >= 0.8 * files and definitions >= 3 * files and documented >= files
+    assert language == "lua" or imports >= files

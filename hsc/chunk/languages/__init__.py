@@ -11,9 +11,9 @@ Java, C, C++, Ruby, Bash) keep their shared tables there.
 
 from __future__ import annotations
 
-from hsc.chunk.languages import csharp, elixir, kotlin, lua, perl, php, r, scala, swift
 from typing import Any
 
+from hsc.chunk.languages import csharp, elixir, kotlin, lua, perl, php, r, scala, swift
 from hsc.chunk.languages.tables import ImportForm, LanguageTables
 
 __all__ = ["LANGUAGE_TABLES", "ImportForm", "LanguageTables", "extensions", "file_imports", "tables_for"]

@@ -21,7 +21,8 @@ object OrderLine {
   /** Reads a line written as SKU x QUANTITY. */
   def parse(text: String): OrderLine = {
     val parts = text.split(" x ")
-    OrderLine(parts(0).trim, parts(1).trim.toInt)
+    val sku = parts(0).trim
+    OrderLine(sku, parts(1).trim.toInt)
   }
 
   val byQuantity: (OrderLine, OrderLine) => Boolean = (a, b) => a.quantity < b.quantity

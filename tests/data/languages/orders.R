@@ -5,6 +5,7 @@ require("jsonlite")
 #'
 #' @param lines a data frame of lines
 total_quantity <- function(lines, keep = function(line) TRUE) {
+  if (nrow(lines) == 0) return(0)
   kept <- Filter(keep, split(lines, seq_len(nrow(lines))))
   sum(vapply(kept, function(line) line$quantity, numeric(1)))
 }
