@@ -403,3 +403,38 @@ def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...
     assert files >= 30
     assert scoped >= 0.8 * files and definitions >= 3 * files and documented >= files
     assert language == "lua" or imports >= files
+
+
+@pytest.mark.parametrize(
+    ("name", "function", "doc", "imports"),
+    [
+        (
+            "Cart.vue",
+            "totalQuantity",
+            "Sums the quantities of the lines the filter keeps.",
+            ["vue", "./types", "vue"],
+        ),
+        (
+            "Greeting.svelte",
+            "greet",
+            "Greets the visitor by name, counting each greeting.",
+            ["svelte", "./format.js"],
+        ),
+    ],
+)
+def test_components_cut_their_scripts_with_the_script_grammar(
+    name: str, function: str, doc: str, imports: list[str]
+) -> None:
+    source, cut = _cut(name, Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=60))
+    assert_covers(source, cut.leaves)
+    module = "src." + name.rsplit(".", 1)[0]
+    definition = next(d for d in cut.definitions if d.name == function)
+    assert (definition.kind, definition.scope, definition.doc) == ("function", f"{module}.{function}", doc)
+    assert [path for facts in cut.facts for path in facts.imports] == imports
+    lines = source.split("\n")
+    assert lines[definition.start_line - 1].lstrip().startswith("function")  # the file's own line numbers
+    leaf = next(leaf for leaf in cut.leaves if leaf.start_line <= definition.start_line <= leaf.end_line)
+    assert leaf.scope == f"{module}.{function}" and leaf.language == detect_language(name)
+    # The markup is cut too, into leaves of its own.
+    assert any("<style" in leaf.text and "function" not in leaf.text for leaf in cut.leaves)
+    assert cut.error_lines == []
