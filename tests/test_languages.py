@@ -438,3 +438,32 @@ def test_components_cut_their_scripts_with_the_script_grammar(
     # The markup is cut too, into leaves of its own.
     assert any("<style" in leaf.text and "function" not in leaf.text for leaf in cut.leaves)
     assert cut.error_lines == []
+
+
+def test_real_components_from_npm(tmp_path: Path) -> None:
+    """Real Svelte and Vue components (npm pack): every file indexed and tiled; the Svelte
+    select's script functions come out as definitions scoped to the component."""
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not here")
+    packages = ("svelte-select@5.8.3", "vue-multiselect@2.1.9")
+    try:
+        subprocess.run(["npm", "pack", *packages], cwd=tmp_path, check=True, capture_output=True, timeout=180)
+    except (subprocess.SubprocessError, OSError) as error:
+        pytest.skip(f"npm pack failed (offline?): {error}")
+    root = tmp_path / "unpacked"
+    for number, archive in enumerate(sorted(tmp_path.glob("*.tgz"))):
+        (root / str(number)).mkdir(parents=True)
+        shutil.unpack_archive(archive, root / str(number))
+    counts = {"svelte": 0, "vue": 0}
+    for rel_path in walk_repository(root):
+        language = detect_language(rel_path)
+        if language not in counts:
+            continue
+        parsed = load_file(root, rel_path, Parameters(), Settings(), get_counter())
+        assert parsed.report.status == "indexed", parsed.report
+        assert_covers((root / rel_path).read_text(), parsed.leaves)
+        counts[language] += 1
+        if rel_path.endswith("/package/Select.svelte"):
+            names = {d.name for d in parsed.definitions}
+            assert {"setValue", "debounce"} <= names
+    assert counts["svelte"] >= 4 and counts["vue"] >= 1
