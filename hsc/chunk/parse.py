@@ -69,20 +69,15 @@ class Cut:
 def cut_file(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     """Leaves of one file in document order, the definitions and per-leaf facts
     read from the same syntax tree, and the lines of syntax errors."""
-    if language in COMPONENT_LANGUAGES.values():
+    is_component = language in COMPONENT_LANGUAGES.values()  # Vue, Svelte: see hsc.chunk.components
+    if is_component or language in AST_LANGUAGES:
         try:
             parser_for(language)
         except Exception:  # a grammar missing from the installed pack: cut it as plain text
             language = "text"
         else:
-            return _cut_component(source, rel_path, language, params, counter)
-    if language in AST_LANGUAGES:
-        try:
-            parser_for(language)
-        except Exception:  # a grammar missing from the installed pack: cut it as plain text
-            language = "text"
-        else:
-            return _cut_ast(source, rel_path, language, params, counter)
+            cut = _cut_component if is_component else _cut_ast
+            return cut(source, rel_path, language, params, counter)
     fallback_language = "markdown" if language == "markdown" else "text"
     leaves = chunk_fallback(source, rel_path, fallback_language, params, counter)
     return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
