@@ -379,11 +379,16 @@ def _debian_sources(tmp_path: Path, packages: tuple[str, ...]) -> Path:
 
 @pytest.mark.parametrize(
     ("packages", "language"),
-    [(("php-monolog", "php-symfony-console"), "php"), (("lua-penlight",), "lua")],
+    [
+        (("php-monolog", "php-symfony-console"), "php"),
+        (("lua-penlight",), "lua"),
+        (("libplack-perl",), "perl"),
+    ],
 )
 def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...], language: str) -> None:
-    """Real PHP and Lua: every file indexed (no chunking failure), tiled, most cut into scoped
-    definitions with docs and imports (reproduce: python -m hsc bench quality --path DIR)."""
+    """Real PHP, Lua and Perl: every file indexed (no chunking failure), tiled, most cut into scoped
+    definitions, with docs (Perl's are POD, not comments) and imports (Lua's are few).
+    Reproduce a corpus: unpack the packages, then python -m hsc bench quality --path DIR."""
     root = _debian_sources(tmp_path, packages)
     settings, counter = Settings(), get_counter()
     files = definitions = documented = imports = scoped = 0
@@ -401,7 +406,8 @@ def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...
         module = parsed.leaves[0].scope if parsed.leaves else ""
         scoped += any(leaf.scope.startswith(module + ".") for leaf in parsed.leaves)
     assert files >= 30
-    assert scoped >= 0.8 * files and definitions >= 3 * files and documented >= files
+    assert scoped >= 0.8 * files and definitions >= 3 * files
+    assert language == "perl" or documented >= files
     assert language == "lua" or imports >= files
 
 
