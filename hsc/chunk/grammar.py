@@ -544,7 +544,7 @@ def tabled_kind(data: bytes, node: Any, language: str, kind: str) -> str:
     return (tables.kind(data, node) or kind) if tables is not None else kind
 
 
-def tabled_body(node: Any, language: str) -> Any:
+def tabled_body(node: Any, language: str) -> tuple[bool, Any]:
     """(True, body) for a definition of a registered language, else (False, None)."""
     tables = tables_for(language)
     return (True, tables.body(node)) if tables is not None else (False, None)

@@ -68,7 +68,7 @@ _KIND_ORDER = [
     "section",
     "paragraph",
 ]
-_PLURALS = {"class": "classes"}
+_PLURALS = {"class": "classes", "property": "properties"}
 
 
 # Words that say nothing about what a piece of code is for: keywords and builtin types of the supported
