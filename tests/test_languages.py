@@ -15,7 +15,8 @@ from tree_sitter_language_pack import get_language
 from hsc.chunk import grammar
 from hsc.chunk.ingest import LANGUAGE_BY_EXTENSION, detect_language, load_file, walk_repository
 from hsc.chunk.languages import LANGUAGE_TABLES, ImportForm, file_imports
-from hsc.chunk.parse import cut_file, parser_for
+from hsc.chunk.parse import cut_file, module_name, parser_for
+from hsc.chunk.reading import decode_text
 from hsc.chunk.tokens import get_counter
 from hsc.hierarchy.digest import LANGUAGE_NAMES
 from hsc.params import Parameters, Settings
@@ -359,6 +360,13 @@ def test_the_quality_corpus_asks_for_documented_functions(
     assert function.rsplit(".", 1)[-1] in original[target.start_line - 1]
 
 
+def _text_of(path: Path) -> str:
+    """A file's text as the indexer decodes it (a byte-order mark, CRLF line ends kept as they are)."""
+    text = decode_text(path.read_bytes()).text
+    assert text is not None
+    return text
+
+
 def _debian_sources(tmp_path: Path, packages: tuple[str, ...]) -> Path:
     """Packages downloaded with apt-get and unpacked; the test skips where that cannot run."""
     if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
@@ -397,14 +405,12 @@ def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...
             continue
         parsed = load_file(root, rel_path, Parameters(), settings, counter)
         assert parsed.report.status == "indexed", parsed.report
-        source = (root / rel_path).read_text()
-        assert_covers(source, parsed.leaves)
+        assert_covers(_text_of(root / rel_path), parsed.leaves)
         files += 1
         definitions += len(parsed.definitions)
         documented += sum(1 for d in parsed.definitions if d.doc)
         imports += sum(len(facts.imports) for facts in parsed.facts)
-        module = parsed.leaves[0].scope if parsed.leaves else ""
-        scoped += any(leaf.scope.startswith(module + ".") for leaf in parsed.leaves)
+        scoped += any(leaf.scope.startswith(module_name(rel_path) + ".") for leaf in parsed.leaves)
     assert files >= 30
     assert scoped >= 0.8 * files and definitions >= 3 * files
     assert language == "perl" or documented >= files
@@ -446,30 +452,46 @@ def test_components_cut_their_scripts_with_the_script_grammar(
     assert cut.error_lines == []
 
 
-def test_real_components_from_npm(tmp_path: Path) -> None:
-    """Real Svelte and Vue components (npm pack): every file indexed and tiled; the Svelte
-    select's script functions come out as definitions scoped to the component."""
+def _npm_sources(tmp_path: Path, packages: tuple[str, ...]) -> Path:
+    """Packages fetched with npm pack and unpacked; the test skips where that cannot run."""
     if shutil.which("npm") is None:
         pytest.skip("npm is not here")
-    packages = ("svelte-select@5.8.3", "vue-multiselect@2.1.9")
     try:
-        subprocess.run(["npm", "pack", *packages], cwd=tmp_path, check=True, capture_output=True, timeout=180)
+        subprocess.run(["npm", "pack", *packages], cwd=tmp_path, check=True, capture_output=True, timeout=300)
     except (subprocess.SubprocessError, OSError) as error:
         pytest.skip(f"npm pack failed (offline?): {error}")
     root = tmp_path / "unpacked"
     for number, archive in enumerate(sorted(tmp_path.glob("*.tgz"))):
         (root / str(number)).mkdir(parents=True)
         shutil.unpack_archive(archive, root / str(number))
-    counts = {"svelte": 0, "vue": 0}
+    return root
+
+
+@pytest.mark.parametrize(
+    ("packages", "minimum_files"),
+    [
+        (("svelte-select@5.8.3", "vue-multiselect@2.1.9"), {"svelte": 4, "vue": 1}),
+        # React Native modules ship their Android (Kotlin), iOS (Swift) and Windows (C#) sources.
+        (("expo-modules-core@1.12.26",), {"kotlin": 100, "swift": 100}),
+        (("react-native-windows@0.74.0",), {"csharp": 50}),
+    ],
+)
+def test_real_code_from_npm(tmp_path: Path, packages: tuple[str, ...], minimum_files: dict[str, int]) -> None:
+    """Real Svelte, Vue, Kotlin, Swift and C# (npm pack): every file indexed and tiled, nearly every
+    file cut into definitions with scopes. Reproduce a corpus: python -m hsc bench quality --path DIR."""
+    root = _npm_sources(tmp_path, packages)
+    files = dict.fromkeys(minimum_files, 0)
+    scoped = 0
     for rel_path in walk_repository(root):
         language = detect_language(rel_path)
-        if language not in counts:
+        if language not in files:
             continue
         parsed = load_file(root, rel_path, Parameters(), Settings(), get_counter())
         assert parsed.report.status == "indexed", parsed.report
-        assert_covers((root / rel_path).read_text(), parsed.leaves)
-        counts[language] += 1
+        assert_covers(_text_of(root / rel_path), parsed.leaves)
+        files[language] += 1
+        scoped += any(leaf.scope.startswith(module_name(rel_path) + ".") for leaf in parsed.leaves)
         if rel_path.endswith("/package/Select.svelte"):
-            names = {d.name for d in parsed.definitions}
-            assert {"setValue", "debounce"} <= names
-    assert counts["svelte"] >= 4 and counts["vue"] >= 1
+            assert {"setValue", "debounce"} <= {d.name for d in parsed.definitions}
+    assert all(files[language] >= minimum for language, minimum in minimum_files.items()), files
+    assert scoped >= 0.8 * sum(files.values()) or "vue" in files
