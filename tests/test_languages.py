@@ -187,6 +187,22 @@ EXPECTED = {
         {"total_quantity": "Sums the quantities of the lines the filter keeps."},
         ["dplyr", "jsonlite"],
     ),
+    "Orders.jl": (
+        [
+            ("module", "Orders"),
+            ("struct", "Orders.OrderLine"),
+            ("function", "Orders.OrderLine"),
+            ("function", "Orders.total_quantity"),
+            ("function", "Orders.Base.show"),
+            ("type", "Orders.OrderStore"),
+            ("struct", "Orders.MemoryStore"),
+            ("macro", "Orders.must"),
+            ("module", "Orders.Parsing"),
+            ("function", "Orders.Parsing.parse_line"),
+        ],
+        {"Orders.total_quantity": "Sums the quantities of the lines the filter keeps."},
+        [],  # imports inside the module body, as Julia writes them
+    ),
     "orders.ex": (
         [
             ("module", "Acme.Orders"),
@@ -294,6 +310,8 @@ def test_import_bindings_name_the_module_and_the_local_name() -> None:
     scala = _forms("Orders.scala")
     assert ImportForm("com.acme.util", "Rounding", "Round") in scala and ImportForm("java.time", "*") in scala
     assert ImportForm("Swift", "Array") in _forms("Orders.swift")
+    julia = _forms("Orders.jl")
+    assert julia == [ImportForm("Dates"), ImportForm("Base", "show"), ImportForm("Base", "isless")]
     elixir = _forms("orders.ex")  # inside the module body
     assert [form.module for form in elixir] == ["Acme.Orders.Line", "Enum", "Logger"]
 
@@ -302,7 +320,7 @@ def test_extensions_map_to_the_tabled_grammars() -> None:
     for language, tables in LANGUAGE_TABLES.items():
         assert tables.display
         for suffix in tables.extensions:
-            assert LANGUAGE_BY_EXTENSION[suffix] == language
+            assert LANGUAGE_BY_EXTENSION[suffix.lower()] == language
             assert detect_language(f"a{suffix}") == detect_language(f"a{suffix.upper()}") == language
         parser_for(language)  # the pinned language pack carries the grammar
         grammar_kinds = get_language(language)  # type: ignore[arg-type]
@@ -342,6 +360,7 @@ def test_what_the_tables_add_to_shared_sets_is_no_node_type_of_the_other_grammar
         ("Orders.pm", "parse_line", "Reads a line written as SKU x QUANTITY."),
         ("orders.R", "total_quantity", "Sums the quantities of the lines the filter keeps."),
         ("orders.ex", "total_quantity", "Sums the quantities of the lines the filter keeps."),
+        ("Orders.jl", "total_quantity", "Sums the quantities of the lines the filter keeps."),
     ],
 )
 def test_the_quality_corpus_asks_for_documented_functions(

@@ -96,6 +96,7 @@ TABLED_TEMPLATES = {
     ".pl": "# Doc {n}.\nsub m{n} {{\n  my ($x) = @_;\n{s}  my $f = sub {{ 1 }};\n  return $x;\n}}\n",
     ".r": "#' Doc {n}.\nm{n} <- function(x) {{\n{s}  f <- function(y) y\n  x\n}}\n",
     ".ex": "defmodule K{n} do\n  # Doc {n}.\n  def m{n}(x) do\n{s}    f = fn y -> y end\n    x\n  end\nend\n",
+    ".jl": "# Doc {n}.\nmodule K{n}\nfunction m{n}(x)\n{s}  f = y -> y\n  x\nend\ng{n}(x) = x + 1\nend\n",
     # Vue and Svelte: the script parts cut with the script's grammar, the markup around them
     ".vue": '<template>\n  <p>{{{{ m{n} }}}}</p>\n</template>\n<script lang="ts">\n/** Doc {n}. */\n'
     "export function m{n}(x: number): number {{\n{s}  const f = (y: number) => y;\n"
@@ -109,6 +110,7 @@ TABLED_STATEMENTS = {
     ".lua": '  print("{w}")\n',
     ".pl": '  print("{w}");\n',
     ".r": '  print("{w}")\n',
+    ".jl": '  println("{w}")\n',
     ".vue": '  print("{w}");\n',
 }
 
@@ -151,7 +153,7 @@ def test_generated_brace_languages_are_tiled_by_leaves(source_and_extension, par
 @SETTINGS
 @given(tabled_source(), SIZES)
 def test_generated_tabled_languages_are_tiled_by_leaves(source_and_extension, params: Parameters) -> None:
-    """C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R and Elixir (hsc.chunk.languages), Vue and Svelte."""
+    """C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir, Julia (hsc.chunk.languages), Vue, Svelte."""
     source, extension = source_and_extension
     check_leaves(source, f"gen{extension}", params)
 

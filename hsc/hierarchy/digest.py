@@ -42,6 +42,7 @@ LANGUAGE_NAMES = {
     "perl": "Perl",
     "r": "R",
     "elixir": "Elixir",
+    "julia": "Julia",
     "markdown": "Markdown",
     "text": "plain text",
     "bash": "Bash",

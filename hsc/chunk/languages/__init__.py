@@ -1,7 +1,7 @@
 """Languages whose syntax-tree knowledge is kept as data, one module each.
 
 Each module (``csharp``, ``php``, ``kotlin``, ``swift``, ``scala``, ``lua``,
-``perl``, ``r``, ``elixir``) holds one
+``perl``, ``r``, ``elixir``, ``julia``) holds one
 :class:`~hsc.chunk.languages.tables.LanguageTables`: what its grammar calls a
 definition, a container, a body, a comment, a name and an import.
 ``hsc.chunk.grammar`` answers from these for the languages named here; the
@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hsc.chunk.languages import csharp, elixir, kotlin, lua, perl, php, r, scala, swift
+from hsc.chunk.languages import csharp, elixir, julia, kotlin, lua, perl, php, r, scala, swift
 from hsc.chunk.languages.tables import ImportForm, LanguageTables
 
 __all__ = ["LANGUAGE_TABLES", "ImportForm", "LanguageTables", "extensions", "file_imports", "tables_for"]
 
 LANGUAGE_TABLES: dict[str, LanguageTables] = {
-    module.TABLES.name: module.TABLES for module in (csharp, php, kotlin, swift, scala, lua, perl, r, elixir)
+    module.TABLES.name: module.TABLES
+    for module in (csharp, php, kotlin, swift, scala, lua, perl, r, elixir, julia)
 }
 
 

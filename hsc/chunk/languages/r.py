@@ -48,7 +48,7 @@ def read_imports(data: bytes, node: Any) -> list[ImportForm]:
 TABLES = LanguageTables(
     name="r",
     display="R",
-    extensions=(".r",),  # detect_language lowers the suffix: .R too
+    extensions=(".r", ".R"),  # .R for bench quality, which reads suffixes as written
     kinds=KINDS,
     containers=frozenset(),
     bodies=frozenset({"braced_expression"}),
