@@ -168,27 +168,7 @@ def test_tabled_languages_with_random_bytes_never_raise(source_and_extension, no
 
 
 @SETTINGS
-@given(
-    st.binary(max_size=3000),
-    st.sampled_from(
-        [
-            ".py",
-            ".md",
-            ".txt",
-            ".ts",
-            ".rb",
-            ".cs",
-            ".php",
-            ".kt",
-            ".swift",
-            ".scala",
-            ".lua",
-            ".pl",
-            ".r",
-            ".ex",
-        ]
-    ),
-)
+@given(st.binary(max_size=3000), st.sampled_from([".py", ".md", ".txt", ".ts", ".rb", *TABLED_TEMPLATES]))
 def test_any_bytes_as_a_file_never_raise(data: bytes, extension: str) -> None:
     check_file(data, extension)
 
