@@ -123,12 +123,21 @@ if response is not None and response.query.strip():
                     st.dataframe(
                         pd.DataFrame(
                             {
-                                "scope": [s.scope for s in siblings],
+                                "scope": [
+                                    query_view.short_scope(
+                                        s.scope, ui.common_scope([x.scope for x in siblings])
+                                    )
+                                    for s in siblings
+                                ],
                                 "lines": [ui.line_range(s.start_line, s.end_line) for s in siblings],
                                 "this one": [s.id == result.leaf_id for s in siblings],
                             }
                         ),
                         hide_index=True,
+                        column_config={
+                            "lines": st.column_config.Column(width=96),
+                            "this one": st.column_config.Column(width=72),
+                        },
                     )
 else:
     st.info("Type a query and press Enter or Search: describe in words what the code you want does.")
