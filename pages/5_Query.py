@@ -22,6 +22,7 @@ hierarchies = ui.saved_hierarchies(index, repository_id)
 by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 RESPONSE = "query:response"
+ASKED_WITH = "query:parameters"
 
 ask = st.columns([4, 2, 1], vertical_alignment="bottom")
 text = ask[0].text_input("Query", key="query:text", placeholder="e.g. take a percentage off a price")
@@ -44,6 +45,7 @@ if search or (text and asked_again):
         st.session_state[RESPONSE] = index.query(
             check_query(text), repository_id=repository_id, hierarchy_id=hierarchy_id, params=params
         )
+        st.session_state[ASKED_WITH] = params  # explained with these, whatever the sidebar says later
     except ValueError as error:
         st.warning(ui.md(str(error)))
 response: QueryResponse | None = st.session_state.get(RESPONSE)
@@ -65,7 +67,8 @@ if response is not None and response.query.strip():
         f"{response.elapsed_ms:.1f} ms",
         help=f"Without embedding the query ({response.embedding_ms:.0f} ms).",
     )
-    st.markdown(query_view.what_this_query_did(response, params))
+    asked_with = st.session_state.get(ASKED_WITH, params)
+    st.markdown(query_view.what_this_query_did(response, asked_with))
 
     # The scope tells a result apart; what all of them share only takes room.
     shared = ui.common_scope([r.scope for r in (*response.results, *response.flat)])
@@ -77,7 +80,7 @@ if response is not None and response.query.strip():
 
     st.markdown(query_view.answer_heading(response))
     st.dataframe(
-        query_view.staged_table(response, shown_scope, folder, params.mid_level_top_k),
+        query_view.staged_table(response, shown_scope, folder, asked_with.mid_level_top_k),
         hide_index=True,
         column_config=columns,
     )
