@@ -3,13 +3,14 @@
 #   make test   create .venv, install, lint and run the whole test suite
 #   make extras also install the optional integrations (every extra in pyproject.toml) into .venv
 #   make dist   the wheel and the sdist into dist/
+#   make test-install  build them, install the lean core into a fresh venv, index and query (CI runs it)
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 SAMPLE ?= sample_repos/inventory_py
 PORT ?= 8501
 
-.PHONY: app test lint bench extras dist
+.PHONY: app test test-install lint bench extras dist
 
 $(BIN)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,9 @@ lint: $(BIN)/.installed
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+test-install: $(BIN)/.installed
+	$(BIN)/python -m pytest -q -s -m install
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m hsc bench perf
