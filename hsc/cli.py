@@ -209,7 +209,10 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    from hsc.explore.report import build_report
+    try:
+        from hsc.explore.report import build_report
+    except ImportError as error:
+        raise SystemExit(f"hsc: the report draws with plotly: pip install 'hsc[report]' ({error})") from None
 
     _, settings = _configure(args)
     with _open(args, settings) as index:
