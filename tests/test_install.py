@@ -34,14 +34,25 @@ CORE_VENV_LIMIT_MB = 750
 HEAVY = {"torch", "sentence-transformers", "transformers", "streamlit", "pyarrow", "pandas"}
 
 
-def run(command: list[str | Path], cwd: Path, timeout: int = 900) -> str:
+def _run(command: list[str | Path], cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
     # No PYTHONPATH and no shared encoder folder: the installed hsc, exporting for itself.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HSC_ENCODER_DIR", "VIRTUAL_ENV")}
-    done = subprocess.run(
+    return subprocess.run(
         [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )
+
+
+def run(command: list[str | Path], cwd: Path) -> str:
+    done = _run(command, cwd)
     assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
     return done.stdout
+
+
+def refused(command: list[str | Path], cwd: Path) -> str:
+    """The one line a command that needs an extra the core lacks says instead of a traceback."""
+    done = _run(command, cwd)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done.stderr.strip()
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +115,13 @@ def test_the_lean_core_installs_without_torch_and_indexes_and_queries(built, tmp
     assert str(venv) in where
     metadata = [p for p in (repo / ".hsc" / "encoders").glob("*.json") if ".tokenizer." not in p.name]
     assert [json.loads(p.read_text())["made_by"] for p in metadata] == ["onnx.helper"]
+
+    # What needs an extra says which one.
+    out = tmp_path / "report.html"
+    assert "pip install 'hsc[report]'" in refused([hsc, "report", "--db", database, "--out", out], elsewhere)
+    torch_index = [hsc, "index", repo, "--db", tmp_path / "torch.db", "--set", "embedding_backend=torch"]
+    assert "pip install 'hsc[torch]'" in refused(torch_index, elsewhere)
+    assert "pip install 'hsc[mcp]'" in refused([hsc, "mcp", "--db", database], elsewhere)
 
     size_mb = int(run(["du", "-sk", venv], cwd=tmp_path).split()[0]) / 1024
     print(f"lean core venv: {size_mb:.0f} MB")  # shown with pytest -s
