@@ -53,11 +53,16 @@ class BertFolder:
         }
 
 
-def _read_json(path: Path) -> dict[str, Any] | list[Any] | None:
+def _read_json(path: Path) -> Any:
+    """The JSON in ``path``, or None when it is missing or not JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _object(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def unbuildable(folder: Path) -> str | None:
@@ -69,20 +74,20 @@ def unbuildable(folder: Path) -> str | None:
     ]
     if missing:
         return f"it has no {', '.join(missing)}"
-    config = _read_json(folder / "config.json")
-    if not isinstance(config, dict) or config.get("model_type") != "bert":
+    config = _object(_read_json(folder / "config.json"))
+    if config.get("model_type") != "bert":
         return "it is not a BERT model"
     if config.get("hidden_act") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
         return "its BERT variant (activation or position embeddings) is not the original's"
-    modules = _read_json(folder / "modules.json")
-    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules] if isinstance(modules, list) else []
+    modules = [_object(m) for m in _read_json(folder / "modules.json") or []]
+    kinds = [str(m.get("type", "")).rsplit(".", 1)[-1] for m in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"}:
         return f"its modules are {kinds}, not Transformer, Pooling (and Normalize)"
-    pooling = _read_json(folder / str(modules[1].get("path", "")) / "config.json")  # type: ignore[index]
-    modes = [k for k, v in (pooling or {}).items() if k.startswith("pooling_mode") and v is True]
+    pooling = _object(_read_json(folder / str(modules[1].get("path", "")) / "config.json"))
+    modes = [k for k, v in pooling.items() if k.startswith("pooling_mode") and v is True]
     if modes != ["pooling_mode_mean_tokens"]:
         return f"its pooling is {modes}, not the mean of the tokens"
-    if (_read_json(folder / "sentence_bert_config.json") or {}).get("do_lower_case"):  # type: ignore[union-attr]
+    if _object(_read_json(folder / "sentence_bert_config.json")).get("do_lower_case"):
         return "it lower-cases texts before its tokenizer"
     return None
 
@@ -90,8 +95,8 @@ def unbuildable(folder: Path) -> str | None:
 def read_folder(folder: Path) -> BertFolder:
     """``folder``'s configuration; call :func:`unbuildable` first."""
     config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    sentence = _read_json(folder / "sentence_bert_config.json") or {}
-    window = int(sentence.get("max_seq_length") or config["max_position_embeddings"])  # type: ignore[union-attr]
+    sentence = _object(_read_json(folder / "sentence_bert_config.json"))
+    window = int(sentence.get("max_seq_length") or config["max_position_embeddings"])
     return BertFolder(folder, config, min(window, int(config["max_position_embeddings"])))
 
 
