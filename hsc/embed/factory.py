@@ -10,7 +10,7 @@ from hsc.embed.base import Embedder, EncoderSpec
 
 def make_embedder(spec: EncoderSpec, cache_dir: Path, device: str = "auto", processes: int = 1) -> Embedder:
     """The embedder for ``spec``; an ONNX backend exports the model into
-    ``cache_dir`` the first time (with torch), then loads without it, and on
+    ``cache_dir`` the first time (hsc.embed.onnx_export), then loads it, and on
     the CPU with ``processes`` > 1 runs in that many worker processes."""
     if spec.backend == "torch":
         from hsc.embed.torch_backend import SentenceTransformerEmbedder

@@ -1,12 +1,21 @@
-"""The one-off export behind the ONNX backends: the sentence-transformers
-model already on this machine, written as ONNX with ``torch.onnx.export`` and,
-for ``onnx-int8``, quantised with ONNX Runtime's ``quantize_dynamic``.
+"""The one-off export behind the ONNX backends, written once per model and
+backend into the encoder cache, and for ``onnx-int8`` quantised with ONNX
+Runtime's ``quantize_dynamic``.
 
-No download and no extra package: ``sentence-transformers[onnx]`` needs
-optimum, whose pins do not fit hsc's transformers. The export checks itself
-against torch before it is kept (fp32: cosine >= 0.9999 on texts of several
-lengths; int8: mean >= 0.95), and is written under a temporary name and
-renamed, so a killed export never leaves a half file behind.
+Two ways to write the fp32 graph:
+
+- a BERT sentence encoder in a local folder (the default model is one) is
+  written from its weights by :mod:`hsc.embed.onnx_build`: numpy, onnx and
+  safetensors, no torch, so the lean install runs the default encoder;
+- any other model is exported from sentence-transformers with
+  ``torch.onnx.export`` (the ``torch`` extra), and checked against torch
+  before it is kept (fp32: cosine >= 0.9999 on texts of several lengths).
+
+The int8 file is checked against the fp32 vectors it came from (mean cosine
+>= 0.95). No download and no extra package: ``sentence-transformers[onnx]``
+needs optimum, whose pins do not fit hsc's transformers. Files are written
+under a temporary name and renamed, so a killed export never leaves a half
+file behind.
 """
 
 from __future__ import annotations
@@ -25,10 +34,11 @@ from typing import Any
 
 import numpy as np
 
-from hsc.embed.base import EncoderSpec
+from hsc.embed.base import EncoderSpec, resolve_model_path
 from hsc.embed.onnx_backend import OnnxEmbedder
+from hsc.embed.onnx_build import BertFolder, build_graph, read_folder, unbuildable
 
-# Texts of several lengths, padded together, to check an export against torch.
+# Texts of several lengths, padded together, to check an export against its reference.
 _CHECK_TEXTS = [
     "def add(a, b):\n    return a + b",
     "class Cache:\n    '''A least-recently-used cache.'''\n" + "    def get(self, key):\n        pass\n" * 20,
@@ -39,13 +49,39 @@ _CHECK_TEXTS = [
 
 # Part of every export's file name: a change to how exports are made makes new files.
 EXPORT_VERSION = 1
+# The same for the graph that hsc.embed.onnx_build writes, under names of its own: its
+# int8 vectors are not bit for bit those of torch's int8 export (mean cosine 0.998).
+GRAPH_VERSION = 1
+_TORCH_MADE, _GRAPH_MADE = f"v{EXPORT_VERSION}", f"graph-v{GRAPH_VERSION}"
+
+
+def buildable_reason(spec: EncoderSpec) -> str | None:
+    """Why ``spec``'s graph cannot be written without torch (None: it can)."""
+    return unbuildable(Path(resolve_model_path(spec.model)))
+
+
+def buildable(spec: EncoderSpec) -> BertFolder | None:
+    """``spec``'s model folder when :mod:`hsc.embed.onnx_build` can write its graph."""
+    if buildable_reason(spec) is not None:
+        return None
+    return read_folder(Path(resolve_model_path(spec.model)))
 
 
 def export_files(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
-    """(model file, metadata file) of ``spec``'s export, keyed by model and backend."""
+    """(model file, metadata file) of ``spec``'s export, keyed by model and backend:
+    an export torch wrote into ``cache_dir`` before stays in use (the vectors made
+    with it stay comparable with new ones), else the built graph where the model
+    is one :mod:`hsc.embed.onnx_build` knows, else torch's export."""
+    torch_made = _files(spec, cache_dir, _TORCH_MADE)
+    if torch_made[1].exists() or buildable_reason(spec) is not None:
+        return torch_made
+    return _files(spec, cache_dir, _GRAPH_MADE)
+
+
+def _files(spec: EncoderSpec, cache_dir: Path, made: str) -> tuple[Path, Path]:
     readable = re.sub(r"[^A-Za-z0-9._-]+", "_", spec.model)[-48:]
     digest = hashlib.sha1(spec.model.encode()).hexdigest()[:8]
-    stem = f"{readable}-{digest}-{spec.backend}-v{EXPORT_VERSION}"
+    stem = f"{readable}-{digest}-{spec.backend}-{made}"
     return cache_dir / f"{stem}.onnx", cache_dir / f"{stem}.json"
 
 
@@ -86,20 +122,46 @@ def export(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
         warnings.simplefilter("ignore")
         logging.disable(logging.WARNING)
         try:
-            return _export(spec, cache_dir)
+            bert = buildable(spec)
+            return _build(spec, cache_dir, bert) if bert else export_with_torch(spec, cache_dir)
         finally:
             logging.disable(logging.NOTSET)
 
 
-def _export(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
-    import torch
+def _build(spec: EncoderSpec, cache_dir: Path, bert: BertFolder) -> tuple[Path, Path]:
+    """The graph written from the weights (no torch); int8 is checked against it."""
+    import onnx
 
-    from hsc.embed.torch_backend import load_sentence_transformer
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    meta = {"model": spec.model, "backend": spec.backend, "made_by": "onnx.helper", **bert.meta()}
+    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
+        fp32 = Path(scratch) / "model.onnx"
+        onnx.save(build_graph(bert), str(fp32))
+        tokenizer_file = Path(scratch) / "tokenizer.json"
+        shutil.copyfile(bert.tokenizer_file, tokenizer_file)
+        reference = None
+        if spec.backend == "onnx-int8":
+            full = OnnxEmbedder(replace(spec, window=None), fp32, tokenizer_file, meta, "cpu")
+            reference = full.embed(_CHECK_TEXTS, batch_size=4)
+        return _keep(spec, _files(spec, cache_dir, _GRAPH_MADE), fp32, tokenizer_file, meta, reference)
+
+
+def export_with_torch(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
+    """``torch.onnx.export`` of the sentence-transformers model, checked against torch."""
+    try:
+        import torch
+
+        from hsc.embed.torch_backend import load_sentence_transformer
+    except ImportError as error:
+        raise RuntimeError(
+            f"the ONNX backends write the graph of {spec.model} without torch only for BERT "
+            f"sentence encoders ({buildable_reason(spec)}); exporting it needs torch: "
+            f"pip install 'hsc[torch]' ({error})"
+        ) from None
 
     model = load_sentence_transformer(spec.model, "cpu")
     _check_model(model)
     cache_dir.mkdir(parents=True, exist_ok=True)
-    model_file, meta_file = export_files(spec, cache_dir)
     tokenizer = model.tokenizer
     sample = tokenizer(_CHECK_TEXTS[:2], padding=True, truncation=True, return_tensors="pt")
     input_names = [name for name in tokenizer.model_input_names if name in sample]
@@ -117,40 +179,57 @@ def _export(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
                 opset_version=17,
                 dynamo=False,
             )
-        final = fp32
-        if spec.backend == "onnx-int8":
-            from onnxruntime.quantization import QuantType, quantize_dynamic
-
-            final = Path(scratch) / "model-int8.onnx"
-            # Per-channel scales: mean cosine with fp32 0.993 here, against 0.944 per tensor.
-            quantize_dynamic(str(fp32), str(final), weight_type=QuantType.QInt8, per_channel=True)
         reference = model.encode(_CHECK_TEXTS, normalize_embeddings=True)
         tokenizer_file = Path(scratch) / "tokenizer.json"
         tokenizer.backend_tokenizer.save(str(tokenizer_file))
         meta = {
             "model": spec.model,
             "backend": spec.backend,
+            "made_by": "torch.onnx.export",
             "dimension": int(reference.shape[1]),
             "max_seq_length": int(model.max_seq_length),
             "input_names": input_names,
             "pad_id": int(tokenizer.pad_token_id or 0),
             "pad_token": str(tokenizer.pad_token or "[PAD]"),
         }
+        return _keep(spec, _files(spec, cache_dir, _TORCH_MADE), fp32, tokenizer_file, meta, reference)
+
+
+def _keep(
+    spec: EncoderSpec,
+    files: tuple[Path, Path],
+    fp32: Path,
+    tokenizer_file: Path,
+    meta: dict[str, Any],
+    reference: np.ndarray | None,
+) -> tuple[Path, Path]:
+    """Quantise ``fp32`` for ``onnx-int8``, check it against ``reference`` (the
+    vectors of ``_CHECK_TEXTS``; None: nothing to check against) and move the
+    files into place as ``files``, the metadata last."""
+    final = fp32
+    if spec.backend == "onnx-int8":
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        final = fp32.with_name("model-int8.onnx")
+        # Per-channel scales: mean cosine with fp32 0.993 here, against 0.944 per tensor.
+        quantize_dynamic(str(fp32), str(final), weight_type=QuantType.QInt8, per_channel=True)
+    if reference is not None:
         # Checked at the model's own window, as torch reads it.
         candidate = OnnxEmbedder(replace(spec, window=None), final, tokenizer_file, meta, "cpu")
         agreement = np.sum(candidate.embed(_CHECK_TEXTS, batch_size=4) * reference, axis=1)
         floor = 0.9999 if spec.backend == "onnx" else 0.95
         if float(agreement.min() if spec.backend == "onnx" else agreement.mean()) < floor:
             raise RuntimeError(
-                f"the ONNX export of {spec.model} disagrees with torch "
+                f"the ONNX export of {spec.model} disagrees with its reference "
                 f"(cosine {agreement.round(4).tolist()}); use embedding_backend=torch"
             )
-        meta["tokenizer"] = model_file.with_suffix(".tokenizer.json").name
-        shutil.move(str(tokenizer_file), model_file.with_suffix(".tokenizer.json"))
-        os.replace(final, model_file)
-        # The metadata last: its presence says the export is whole.
-        meta_file.with_suffix(".tmp").write_text(json.dumps(meta, indent=1))
-        os.replace(meta_file.with_suffix(".tmp"), meta_file)
+    model_file, meta_file = files
+    meta["tokenizer"] = model_file.with_suffix(".tokenizer.json").name
+    shutil.move(str(tokenizer_file), model_file.with_suffix(".tokenizer.json"))
+    os.replace(final, model_file)
+    # The metadata last: its presence says the export is whole.
+    meta_file.with_suffix(".tmp").write_text(json.dumps(meta, indent=1))
+    os.replace(meta_file.with_suffix(".tmp"), meta_file)
     return model_file, meta_file
 
 

