@@ -192,6 +192,23 @@ class Index(Browsing, Searching):
                 return int(repository["id"])
         return None
 
+    def find_repository(self, name_or_path: str | Path) -> int:
+        """The id of the repository with this root folder, or else this name (as ``stats``
+        shows it); a ValueError listing the repositories when none (or several) match."""
+        found = self.repository_id(name_or_path)
+        if found is not None:
+            return found
+        named = [r for r in self.store.repositories() if r["name"] == str(name_or_path)]
+        if len(named) == 1:
+            return int(named[0]["id"])
+        what = "several repositories are named" if named else "no repository is named or rooted at"
+        raise ValueError(f"{what} {str(name_or_path)!r} here; {self.repository_listing()}")
+
+    def repository_listing(self) -> str:
+        """ "indexed: NAME (ROOT), ..." for messages that ask a person to choose."""
+        shown = [f"{r['name']} ({r['root']})" for r in self.store.repositories()]
+        return f"indexed: {', '.join(shown)}" if shown else "nothing is indexed yet"
+
     def _only_repository(self, repository_id: int | None) -> int:
         if repository_id is not None:
             return repository_id
@@ -200,7 +217,8 @@ class Index(Browsing, Searching):
             raise ValueError(
                 "this database holds no repository yet; index one first"
                 if not repositories
-                else "this database holds several repositories; say which"
+                else "this database holds several repositories; say which (by name or root folder; "
+                f"--repo on the command line): {self.repository_listing()}"
             )
         return int(repositories[0]["id"])
 

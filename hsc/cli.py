@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
-from hsc.params import RETRIEVAL_MODES, Parameters, Settings, configure, describe
+from hsc.params import (
+    RETRIEVAL_MODES,
+    Parameters,
+    Settings,
+    configure,
+    describe,
+    given_values,
+    query_overrides,
+)
 from hsc.store.dbfile import explain
 
 if TYPE_CHECKING:
@@ -57,11 +65,17 @@ def _open(args: argparse.Namespace, settings: Settings, repository: str | None =
 
 
 def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
+    """``--repo`` (a name as ``stats`` prints it, or a root folder), else the only repository."""
     if getattr(args, "repo", None):
-        found = index.repository_id(args.repo)
-        if found is None:
-            raise SystemExit(f"hsc: {args.repo} is not indexed in {index.store.path}")
-        return found
+        try:
+            return index.find_repository(args.repo)
+        except ValueError as error:
+            raise SystemExit(f"hsc: {index.store.path}: {error}") from None
+    if len(index.repositories()) > 1:
+        raise SystemExit(
+            f"hsc: {index.store.path} holds several repositories; say which with --repo NAME or --repo "
+            f"PATH ({index.repository_listing()})"
+        )
     return None
 
 
@@ -114,10 +128,12 @@ def _hierarchy_id(index: Index, args: argparse.Namespace) -> int | None:
     if not args.hierarchy:
         return None
     repository_id = _repository_id(index, args)
-    for row in index.hierarchies(repository_id):
+    rows = index.hierarchies(repository_id)
+    for row in rows:
         if row["name"] == args.hierarchy:
             return int(row["id"])
-    raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}")
+    names = ", ".join(repr(row["name"]) for row in rows) or "none yet (python -m hsc build --name NAME)"
+    raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}; this repository has {names}")
 
 
 def _print_response(response: Any, as_json: bool) -> None:
@@ -134,7 +150,9 @@ def _print_response(response: Any, as_json: bool) -> None:
 
 
 def command_query(args: argparse.Namespace) -> int:
-    params, settings = _configure(args)
+    _, settings = _configure(args)
+    # Every query-stage parameter given applies; any other parameter is refused, naming where it is set.
+    overrides = query_overrides(given_values(args.config, args.set), with_settings=True)
     if args.text is not None and not args.queries:
         check_query(args.text)  # before anything is opened or loaded
     with _open(args, settings) as index:
@@ -142,11 +160,7 @@ def command_query(args: argparse.Namespace) -> int:
         hierarchy_id = _hierarchy_id(index, args)
         if hierarchy_id is None:
             hierarchy_id = index.default_hierarchy(repository_id)
-        stored = index.hierarchy(hierarchy_id)["parameters"]
-        query_values = {
-            k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k", "retrieval_mode")
-        }
-        query_params = Parameters(**{**stored, **query_values})
+        query_params = index.hierarchy_parameters(hierarchy_id, **overrides)
         if args.queries:
             if args.queries == "-":
                 lines = sys.stdin.read().splitlines()
@@ -185,9 +199,10 @@ def command_stats(args: argparse.Namespace) -> int:
         for name, count in stats["tables"].items():
             print(f"  {name:<13}{count:>8}")
         for repository in stats["repositories"]:
+            files = ", ".join(f"{count} {status}" for status, count in sorted(repository["files"].items()))
             print(
-                f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves, "
-                f"files {repository['files']}, model {repository['embedding_model']}"
+                f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves; "
+                f"files: {files or 'none'}; model {repository['embedding_model']}"
             )
             for language, entry in sorted(repository["languages"].items()):
                 print(f"  {language:<12}{entry['files']:>5} files {entry['leaves']:>6} leaves")
@@ -258,6 +273,9 @@ def command_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+REPO_HELP = "repository name (as `stats` prints it) or root folder, when the database holds several"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -283,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")
     build.add_argument("--name", default="default")
-    build.add_argument("--repo", help="repository path, when the database holds several")
+    build.add_argument("--repo", help=REPO_HELP)
     build.add_argument("--json", action="store_true")
     build.add_argument("--quiet", action="store_true")
     build.set_defaults(run=command_build)
@@ -301,7 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
     )
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
-    query.add_argument("--repo", help="repository path, when the database holds several")
+    query.add_argument("--repo", help=REPO_HELP)
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=command_query)
 
@@ -312,7 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = add("export", "all nodes of a hierarchy as JSON lines")
     export.add_argument("--format", choices=["jsonl"], default="jsonl")
     export.add_argument("--hierarchy")
-    export.add_argument("--repo")
+    export.add_argument("--repo", help=REPO_HELP)
     export.set_defaults(run=command_export)
 
     watch = add("watch", "index a repository, then re-index it as its files change (Ctrl-C stops)")
@@ -340,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = add("report", "a one-page HTML report of a parameter set, readable offline", settable=False)
     report.add_argument("--out", required=True, metavar="FILE.html")
     report.add_argument("--hierarchy", help="name of the parameter set (default: 'default')")
-    report.add_argument("--repo", help="repository path, when the database holds several")
+    report.add_argument("--repo", help=REPO_HELP)
     report.add_argument(
         "--query",
         action="append",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,7 +22,7 @@ import numpy as np
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy.groups import LeafTable
 from hsc.model import common_scope
-from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.two_stage import (
@@ -205,7 +205,7 @@ class Searching:
         text: str,
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
-        params: Parameters | None = None,
+        params: Parameters | Mapping[str, Any] | None = None,
         flat: bool = False,
         record: bool = True,
         compare: bool = True,
@@ -216,14 +216,21 @@ class Searching:
         ``mode="flat"``). With ``compare`` (the default) the flat ranking is
         computed too, so both can be shown side by side; without it only the one
         asked for runs, and the other is empty. ``record`` saves the query in
-        the history, except on a database opened read-only."""
+        the history, except on a database opened read-only.
+
+        ``params``: the query-stage values of a whole :class:`Parameters` (its other
+        stages are the hierarchy's own, already built), or a mapping of query-stage
+        names (``{"lexical_weight": 0.5}``) applied on top of the hierarchy's values; a
+        mapping naming a parameter of another stage is refused, saying where it is set."""
         check_query(text)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
         hierarchy = self.hierarchy(hierarchy_id)
-        params = params or with_values(Parameters(), hierarchy["parameters"])
+        stored = with_values(Parameters(), hierarchy["parameters"])
+        if params is None or isinstance(params, Mapping):
+            params = with_values(stored, query_overrides(dict(params or {})))
         mode = mode or ("flat" if flat else params.retrieval_mode)
         flat = mode in ("flat", "hybrid-flat")
         loaded = self._load(hierarchy_id)
