@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.index.browsing import DEFAULT_HIERARCHY, Browsing
-from hsc.params import Parameters, Settings, with_values
+from hsc.params import CHUNK_FIELDS, Parameters, Settings, with_values
 from hsc.search.results import (
     EMPTY_QUERY,
     GroupResult,
@@ -51,7 +51,6 @@ __all__ = [
     "parse_node_id",
 ]
 
-CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
 
 
 def default_database(repository: str | Path | None = None) -> Path:

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -88,7 +89,18 @@ def command_index(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
-        report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
+        try:
+            report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
+            repository_id = index.repository_id(args.path)
+            kept = (
+                sum(f["status"] == "indexed" for f in index.store.files(repository_id))
+                if repository_id
+                else 0
+            )
+            print(f"interrupted: {kept} files kept; run again to continue", file=sys.stderr, flush=True)
+            return 130
         summary = {**report.to_json(), "database": str(index.store.path)}
         _say_once(report.summariser_note)
         if args.json:
@@ -376,8 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signal_number: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal_number}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("index", "watch"):
+        # SIGTERM (a service manager, `kill`) stops a run as Ctrl-C does: what is finished is kept.
+        signal.signal(signal.SIGTERM, _interrupt)
     if args.command == "query" and args.queries:
         args.json = True  # a batch always answers in JSON lines
     try:

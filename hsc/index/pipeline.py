@@ -25,7 +25,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
 from hsc.model import FileReport, ParsedFile, common_scope
-from hsc.params import Parameters, Settings
+from hsc.params import CHUNK_FIELDS, Parameters, Settings
 from hsc.search.lexical import leaf_term_text
 from hsc.store import Store
 
@@ -194,12 +194,16 @@ def index_repository(
     pending: list[ParsedFile] = []
     pending_leaves = 0
     # Leaves embedded together: full batches across small files, enough of them for every encoder process.
-    window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
+    full_window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
+    # The first windows are smaller (doubling up to the full one), so the first files are
+    # committed within seconds: a run stopped early (Ctrl-C) keeps them.
+    window = min(full_window, params.embedding_batch_size * 4)
 
     def flush() -> None:
-        nonlocal pending, pending_leaves
+        nonlocal pending, pending_leaves, window
         _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
         pending, pending_leaves = [], 0
+        window = min(full_window, window * 2)
 
     workers = resolve_workers(settings.index_workers)
     for parsed in load_files(root, tasks, params, settings, counter, workers):
@@ -233,12 +237,7 @@ def index_repository(
         embedding_model=model,
         tokenizer=settings.tokenizer,
         chunk_key=key,
-        parameters=json.dumps(
-            {
-                "minimum_chunk_token_length": params.minimum_chunk_token_length,
-                "maximum_chunk_token_length": params.maximum_chunk_token_length,
-            }
-        ),
+        parameters=json.dumps({name: getattr(params, name) for name in CHUNK_FIELDS}),
         indexed_at=time.time(),
     )
     report.seconds = time.perf_counter() - started
