@@ -158,7 +158,8 @@ def _print_response(response: Any, as_json: bool) -> None:
     )
     for r in response.results:
         parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
-        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.scope}{parent}")
+        lines = ",".join(f"{start}-{end}" for _, start, end in r.pieces) or f"{r.start_line}-{r.end_line}"
+        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{lines}  {r.scope}{parent}")
 
 
 def command_query(args: argparse.Namespace) -> int:
@@ -192,6 +193,7 @@ def command_query(args: argparse.Namespace) -> int:
                 params=query_params,
                 mode="flat" if args.flat else args.mode,
                 compare=False,
+                join_pieces=not args.apart,
             )
             _print_response(response, args.json)
     return 0
@@ -329,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     query.add_argument(
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
+    )
+    query.add_argument(
+        "--apart", action="store_true", help="pieces of one split definition as separate results"
     )
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     query.add_argument("--repo", help=REPO_HELP)

@@ -68,3 +68,28 @@ def test_a_decorator_stays_with_its_definition(folder: Path) -> None:
         for leaf in cut(folder, name, "balance"):
             decorators_only = re.fullmatch(r"(\s*@[\w.]+(\(.*\))?\s*)+", leaf.text)
             assert not decorators_only, (name, leaf.start_line, leaf.text)
+
+
+def test_pieces_of_one_definition_are_one_result_unless_kept_apart(folder: Path, tmp_path: Path) -> None:
+    from hsc.api import Index
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(folder / "argparse.py", repo / "argparse.py")
+    with Index.open(tmp_path / "index.db", Settings(summariser="digest")) as index:
+        index.index(repo)
+        text = "parse the command line arguments, consume optionals and positionals"
+        ask = {"record": False, "compare": False, "mode": "flat", "params": {"leaf_level_top_k": 20}}
+        apart = index.query(text, join_pieces=False, **ask)
+        joined = index.query(text, **ask)
+    scopes = [r.scope for r in apart.results]
+    split = [scope for scope in set(scopes) if scopes.count(scope) > 1 and scope.count(".") > 1]
+    assert split, "no split definition among the results (else the test shows nothing)"
+    assert not apart.pieces_joined and joined.pieces_joined
+    assert [r.rank for r in joined.results] == list(range(1, len(joined.results) + 1))
+    for scope in split:
+        [one] = [r for r in joined.results if r.scope == scope]
+        pieces = [r for r in apart.results if r.scope == scope]
+        assert {leaf_id for leaf_id, _, _ in one.pieces} <= {r.leaf_id for r in pieces}
+        assert len(one.pieces) >= 2 and one.start_line == one.pieces[0][1]
+        assert one.to_json()["pieces"][0] == [one.pieces[0][0], one.pieces[0][1], one.pieces[0][2]]

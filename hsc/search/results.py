@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hsc.model import LeafContext
@@ -60,6 +60,10 @@ class QueryResult:
     text: str = ""
     language: str = ""
     parent: NodeView | None = None
+    # Pieces of one split definition found by the same query, shown as this one result (its
+    # leaf, score and rank are the best piece's; its lines span them all): (leaf id, start
+    # line, end line) in line order. Empty: the result is one leaf (or pieces kept apart).
+    pieces: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         keys = (
@@ -73,7 +77,42 @@ class QueryResult:
             "parent_id",
             "parent_score",
         )
-        return {k: getattr(self, k) for k in keys}
+        shown = {k: getattr(self, k) for k in keys}
+        if self.pieces:
+            shown["pieces"] = [list(piece) for piece in self.pieces]
+        return shown
+
+
+def join_pieces(results: list[QueryResult], definition_of: dict[str, object]) -> list[QueryResult]:
+    """Results that are pieces of one definition (the same value in ``definition_of``, by leaf
+    id; a leaf not in it stands alone) become one result at the best piece's rank, spanning
+    the pieces' lines, with their texts in line order; ranks are numbered again."""
+    firsts: dict[object, QueryResult] = {}
+    members: dict[object, list[QueryResult]] = {}
+    joined: list[QueryResult] = []
+    for result in results:
+        key = definition_of.get(result.leaf_id)
+        if key is None:
+            joined.append(result)
+        elif key in firsts:
+            members[key].append(result)
+        else:
+            firsts[key] = result
+            members[key] = [result]
+            joined.append(result)
+    out = []
+    for rank, result in enumerate(joined, start=1):
+        pieces = sorted(members.get(definition_of.get(result.leaf_id), [result]), key=lambda r: r.start_line)
+        if len(pieces) > 1:
+            result = replace(
+                result,
+                start_line=pieces[0].start_line,
+                end_line=max(piece.end_line for piece in pieces),
+                text="\n".join(piece.text for piece in pieces),
+                pieces=[(piece.leaf_id, piece.start_line, piece.end_line) for piece in pieces],
+            )
+        out.append(replace(result, rank=rank))
+    return out
 
 
 @dataclass
@@ -105,6 +144,8 @@ class QueryResponse:
     # Every group stage 1 opened, best first; ``groups`` describes the first of them and
     # every group that holds a result (a widened stage 1 opens thousands at 10^5 leaves).
     opened_group_ids: list[str] = field(default_factory=list)
+    # Whether pieces of one split definition were joined into one result (QueryResult.pieces).
+    pieces_joined: bool = True
 
     def groups_shown(self) -> str:
         """A line saying which of the opened groups ``groups`` describes; "" when it holds them all."""

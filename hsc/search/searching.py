@@ -25,6 +25,7 @@ from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
+from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
     LEXICAL_MODES,
     GroupHits,
@@ -210,6 +211,7 @@ class Searching:
         record: bool = True,
         compare: bool = True,
         mode: str | None = None,
+        join_pieces: bool = True,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
         default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
@@ -221,7 +223,10 @@ class Searching:
         ``params``: the query-stage values of a whole :class:`Parameters` (its other
         stages are the hierarchy's own, already built), or a mapping of query-stage
         names (``{"lexical_weight": 0.5}``) applied on top of the hierarchy's values; a
-        mapping naming a parameter of another stage is refused, saying where it is set."""
+        mapping naming a parameter of another stage is refused, saying where it is set.
+
+        ``join_pieces``: results that are pieces of one split definition become one result
+        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own."""
         check_query(text)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
@@ -311,7 +316,31 @@ class Searching:
                 response.elapsed_ms,
                 rows,
             )
+        if join_pieces:
+            definition_of = self._definition_runs(loaded.table, [*staged.leaves, *exact.leaves])
+            response.results = joined(response.results, definition_of)
+            response.flat = joined(response.flat, definition_of)
+        response.pieces_joined = join_pieces
         return response
+
+    @staticmethod
+    def _definition_runs(table: LeafTable, hits: list[Any]) -> dict[str, object]:
+        """Leaf id -> (file, first row) of the run of consecutive leaves with its scope, for
+        leaves inside a definition (a scope longer than the shortest of its file, the module's)."""
+        runs: dict[str, object] = {}
+        for hit in hits:
+            row = int(hit.row)
+            scope, file = table.scopes[row], int(table.file_index[row])
+            # A file's rows are contiguous, and files are in order.
+            start = int(np.searchsorted(table.file_index, file, side="left"))
+            end = int(np.searchsorted(table.file_index, file, side="right"))
+            if len(scope) == min(len(table.scopes[r]) for r in range(start, end)):
+                continue
+            first = row
+            while first - 1 >= start and table.scopes[first - 1] == scope:
+                first -= 1
+            runs[f"leaf:{int(table.leaf_ids[row])}"] = (file, first)
+        return runs
 
     def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
         """What a query shows of each group (GroupResult's fields after its score), from the
