@@ -120,9 +120,7 @@ def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, embedder):
             "--quiet",
             "--set",
             "embedding_batch_size=1",
-            # The encoder the resumed run below uses, so its vectors count as done.
-            "--set",
-            "embedding_backend=torch",
+            # The default encoder, as the resumed run below (the session's) uses.
         ],
         env=env,
         stdout=subprocess.DEVNULL,
