@@ -16,7 +16,6 @@ import streamlit as st
 import ui
 from hsc import Index
 from hsc.explore.figures import chart_config
-from hsc.explore.views import duration
 from ui.charts import folder_leaves_figure
 from ui.progress import LAST_REPORT
 
@@ -107,10 +106,7 @@ with choose:
     )
     if path is not None:
         survey = ui.folder_survey(path)
-        st.caption(
-            f"{survey.files} files, {survey.bytes / 1024:,.0f} kB: about {survey.estimated_leaves} leaves, "
-            f"about {duration(survey.estimated_seconds)} to embed them here (less with cached vectors)."
-        )
+        st.caption(f"{survey.describe()}; less with cached vectors.")
     # Never disabled: a path typed and not yet confirmed arrives with the click, which must count.
     if st.button("Index", type="primary", key="repo:index"):
         if path is None:

@@ -34,6 +34,7 @@ from hsc.store.sidecar import SideFiles
 if TYPE_CHECKING:
     from hsc.chunk.tokens import TokenCounter
     from hsc.hierarchy.summarize import Summarizer
+    from hsc.index.estimate import FolderSurvey
     from hsc.index.pipeline import IndexReport, ProgressCallback
 
 # The value types live in hsc.search.results; they are part of this module's public face too.
@@ -50,7 +51,6 @@ __all__ = [
     "default_database",
     "parse_node_id",
 ]
-
 
 
 def default_database(repository: str | Path | None = None) -> Path:
@@ -222,10 +222,18 @@ class Index(Browsing, Searching):
         return int(repositories[0]["id"])
 
     def index(
-        self, path: str | Path, params: Parameters | None = None, progress: ProgressCallback | None = None
+        self,
+        path: str | Path,
+        params: Parameters | None = None,
+        progress: ProgressCallback | None = None,
+        excludes: list[str] | None = None,
     ) -> IndexReport:
         """Index (or bring up to date) a repository, then rebuild its named
-        hierarchies if anything changed (a ``default`` one is made the first time)."""
+        hierarchies if anything changed (a ``default`` one is made the first time).
+
+        ``excludes``: gitignore-style patterns of paths to leave out, besides the
+        repository's ``.hscignore``; kept with the repository, so later runs (None) use
+        them again; a list given replaces them (``[]`` clears them)."""
         root = Path(path)
         if not root.exists():
             raise FileNotFoundError(f"no such folder: {root}")
@@ -245,6 +253,7 @@ class Index(Browsing, Searching):
                 lambda: self.embedder_for(spec),
                 progress,
                 vector_key=spec.key,
+                excludes=excludes,
             )
             existing = self.store.hierarchies(report.repository_id)
             # The first "default" set is built from the default parameters, whatever
@@ -264,6 +273,22 @@ class Index(Browsing, Searching):
                         notes.append(built["summariser_note"])
                 report.summariser_note = next((note for note in notes if note), "")
         return report
+
+    def excludes(self, path: str | Path) -> list[str]:
+        """The exclusion patterns a repository keeps for its runs (``index(excludes=...)``)."""
+        from hsc.index.pipeline import stored_excludes
+
+        repository_id = self.repository_id(path)
+        return [] if repository_id is None else stored_excludes(self.store, repository_id)
+
+    def survey(self, path: str | Path, excludes: list[str] | None = None) -> FolderSurvey:
+        """Before indexing ``path``: the files it will parse (those kept out by ``.hscignore``
+        and ``excludes``, else the patterns kept for it, left out) and about how long that
+        takes at this machine's measured rate (:mod:`hsc.index.estimate`)."""
+        from hsc.index.estimate import survey_folder
+
+        patterns = self.excludes(path) if excludes is None else excludes
+        return survey_folder(Path(path), self.settings, self.store, patterns)
 
     # A hierarchy is updated file by file when a few files changed; more than
     # this many paths rebuild it whole (one SQL statement names them all).

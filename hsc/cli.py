@@ -30,20 +30,33 @@ from hsc.params import (
 from hsc.store.dbfile import explain
 
 if TYPE_CHECKING:
+    from hsc.index.estimate import TimeLeft
     from hsc.index.pipeline import Progress
 
 
-def _progress_printer(enabled: bool) -> Any:
+def _progress_printer(enabled: bool, clock: TimeLeft | None = None) -> Any:
+    """Progress lines on stderr; with ``clock``, the files' lines say about how long is left."""
+
     def show(event: Progress) -> None:
+        if clock is not None:
+            clock(event)
         if not enabled:
             return
         # The first, every tenth and the last event of a stage: readable in a log.
         step = max(1, event.total // 10) if event.total else 1
         if event.done == event.total or event.done % step == 0 or event.done == 1:
             total = f"/{event.total}" if event.total else ""
-            print(f"[{event.stage}] {event.done}{total} {event.message}", file=sys.stderr, flush=True)
+            left = clock.seconds_left() if clock is not None and event.stage == "files" else None
+            later = f" (about {_duration(left)} left)" if left and event.done < event.total else ""
+            print(f"[{event.stage}] {event.done}{total} {event.message}{later}", file=sys.stderr, flush=True)
 
     return show
+
+
+def _duration(seconds: float) -> str:
+    from hsc.index.estimate import duration
+
+    return duration(seconds)
 
 
 def _say_once(note: str) -> None:
@@ -89,8 +102,16 @@ def command_index(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
+        from hsc.index.estimate import TimeLeft  # parsing is imported by `index` only (a cold query is timed)
+
+        excludes = args.exclude
+        clock = None
+        if not args.quiet:
+            survey = index.survey(root, excludes)
+            print(f"hsc: {survey.describe()}", file=sys.stderr, flush=True)
+            clock = TimeLeft(survey.estimated_seconds)
         try:
-            report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
+            report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
             repository_id = index.repository_id(args.path)
@@ -287,6 +308,10 @@ def command_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+EXCLUDE_HELP = (
+    "leave out paths matching this gitignore-style pattern (repeatable; besides the repository's "
+    ".hscignore); kept with the repository for later runs, which --exclude replaces ('' clears them)"
+)
 REPO_HELP = "repository name (as `stats` prints it) or root folder, when the database holds several"
 
 
@@ -311,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("path")
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    index.add_argument("--exclude", action="append", metavar="GLOB", help=EXCLUDE_HELP)
     index.set_defaults(run=command_index)
 
     build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")

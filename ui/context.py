@@ -16,7 +16,7 @@ import streamlit as st
 
 from hsc import Index, Settings
 from hsc.api import NodeView
-from hsc.explore.views import FolderSurvey, survey_folder
+from hsc.explore.views import FolderSurvey
 from ui.text import line_range
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -220,5 +220,5 @@ def hierarchy_tiers(index: Index, hierarchy: dict[str, Any]) -> tuple[list[NodeV
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the files…")
 def folder_survey(path: Path) -> FolderSurvey:
-    """How many files indexing ``path`` would read, and an estimate (kept a minute)."""
-    return survey_folder(path)
+    """How many files indexing ``path`` would parse, and an estimate (kept a minute)."""
+    return shared_index().survey(path)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 import pathspec
@@ -99,7 +99,24 @@ def detect_language(rel_path: str) -> str:
     return LANGUAGE_BY_EXTENSION.get(PurePosixPath(rel_path).suffix.lower(), "text")
 
 
-def walk_repository(root: Path, on_error: ErrorCallback | None = None) -> Iterator[str]:
+# Patterns (gitignore syntax) of paths a repository keeps out of its index, one a line, in
+# this file at its top; ``walk_repository(excludes=...)`` adds more (the CLI's ``--exclude``).
+HSCIGNORE = ".hscignore"
+
+
+def exclusion_spec(root: Path, excludes: Iterable[str] = ()) -> pathspec.PathSpec | None:
+    """The patterns of ``root/.hscignore`` and ``excludes`` as one spec (None: nothing excluded)."""
+    lines = [pattern for pattern in excludes if pattern.strip()]
+    if os.path.lexists(os.path.join(root, HSCIGNORE)):
+        raw = read_file_bytes(root, HSCIGNORE, GITIGNORE_MAX_BYTES)
+        if raw.data is not None:
+            lines = raw.data.decode("utf-8", errors="replace").splitlines() + lines
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def walk_repository(
+    root: Path, on_error: ErrorCallback | None = None, excludes: Iterable[str] = ()
+) -> Iterator[str]:
     """Relative POSIX paths of the candidate files under ``root``, sorted.
 
     Honours ``.gitignore`` files at every level (git's wildmatch rules; a
@@ -113,10 +130,13 @@ def walk_repository(root: Path, on_error: ErrorCallback | None = None) -> Iterat
     A directory that cannot be read (or a root that is not a directory) does
     not stop the walk: ``on_error(rel_path, reason)`` is called for it, with
     ``rel_path`` ``""`` for the root, and the walk goes on with the rest.
+
+    Paths matching ``root/.hscignore`` or ``excludes`` (gitignore patterns, relative to
+    ``root``) are left out whatever a ``.gitignore`` says.
     """
     root = Path(root)
     ignore_specs: list[tuple[str, pathspec.PathSpec]] = []
-    yield from _walk_directory(root, "", ignore_specs, on_error)
+    yield from _walk_directory(root, "", ignore_specs, on_error, exclusion_spec(root, excludes))
 
 
 def _walk_directory(
@@ -124,6 +144,7 @@ def _walk_directory(
     rel_dir: str,
     ignore_specs: list[tuple[str, pathspec.PathSpec]],
     on_error: ErrorCallback | None,
+    excluded: pathspec.PathSpec | None = None,
 ) -> Iterator[str]:
     directory = root / rel_dir if rel_dir else root
     try:
@@ -152,11 +173,13 @@ def _walk_directory(
         if is_directory:
             if name in SKIPPED_DIRECTORIES or _is_ignored(rel_path, True, specs):
                 continue
+            if excluded is not None and excluded.match_file(rel_path + "/"):
+                continue
             candidates.append((name + "/", rel_path, True))
             continue
         if is_symlink and _points_to_directory(entry):
             continue  # symlinked directories are not followed
-        if _is_ignored(rel_path, False, specs):
+        if _is_ignored(rel_path, False, specs) or (excluded is not None and excluded.match_file(rel_path)):
             continue
         candidates.append((name, rel_path, False))
 
@@ -164,7 +187,7 @@ def _walk_directory(
     # sorting the full relative paths would, without collecting them all first.
     for _key, rel_path, is_directory in sorted(candidates):
         if is_directory:
-            yield from _walk_directory(root, rel_path, specs, on_error)
+            yield from _walk_directory(root, rel_path, specs, on_error, excluded)
         else:
             yield rel_path
 

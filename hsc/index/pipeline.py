@@ -23,6 +23,7 @@ from hsc.embed import Embedder
 from hsc.embed.pool import resolve_processes
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
+from hsc.index.estimate import record_rate
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
 from hsc.model import FileReport, ParsedFile, common_scope
 from hsc.params import CHUNK_FIELDS, Parameters, Settings
@@ -68,6 +69,7 @@ class IndexReport:
     # word pieces) and so embedded from their start only; None: the encoder does not count (torch).
     leaves_truncated: int | None = None
     embedding_window: int = 0
+    bytes_parsed: int = 0  # of the files parsed in this run (the machine's rate: hsc.index.estimate)
 
     @property
     def changed(self) -> bool:
@@ -110,6 +112,14 @@ class PendingChanges:
         return len(self.added) + len(self.modified) + len(self.removed)
 
 
+EXCLUDES_KEY = "exclude_patterns:{repository_id}"
+
+
+def stored_excludes(store: Store, repository_id: int) -> list[str]:
+    """The ``--exclude`` patterns a repository was last indexed with (kept for re-runs)."""
+    return json.loads(store.meta(EXCLUDES_KEY.format(repository_id=repository_id)) or "[]")  # type: ignore[no-any-return]
+
+
 def pending_changes(
     store: Store, repository_id: int, root: Path, settings: Settings | None = None
 ) -> PendingChanges:
@@ -117,7 +127,7 @@ def pending_changes(
     walk and content hashes as :func:`index_repository`, nothing written."""
     root = root.resolve()
     limit = (settings or Settings()).max_file_bytes
-    paths = list(walk_repository(root))
+    paths = list(walk_repository(root, excludes=stored_excludes(store, repository_id)))
     known = store.file_states(repository_id)
     changes = PendingChanges(removed=sorted(set(known) - {stored_name(path) for path in paths}))
     for rel_path in paths:
@@ -139,6 +149,7 @@ def index_repository(
     get_embedder: Callable[[], Embedder],
     progress: ProgressCallback | None = None,
     vector_key: str | None = None,
+    excludes: list[str] | None = None,
 ) -> IndexReport:
     """Bring the store's copy of ``root`` up to date, embedding only leaves
     whose (model, content hash) is not cached yet. ``vector_key`` names the
@@ -147,12 +158,19 @@ def index_repository(
     Files are written one transaction each, after their vectors are saved, so
     a killed run resumes where it stopped: the next run finds those files
     unchanged and carries on with the rest.
+
+    ``excludes``: gitignore patterns of paths to leave out (besides ``.hscignore``), kept
+    with the repository for the next runs; None: the ones kept.
     """
     progress = progress or _ignore
     started = time.perf_counter()
     root = root.resolve()
     repository_id = store.upsert_repository(str(root), root.name)
     report = IndexReport(repository_id, str(root))
+    if excludes is None:
+        excludes = stored_excludes(store, repository_id)
+    else:
+        store.set_meta(EXCLUDES_KEY.format(repository_id=repository_id), json.dumps(list(excludes)))
     model = vector_key or settings.embedding_model
     key = ingestion_key(params, settings)
 
@@ -160,7 +178,9 @@ def index_repository(
     walk_problems: list[FileReport] = []
     paths = list(
         walk_repository(
-            root, on_error=lambda path, reason: walk_problems.append(FileReport(path, None, "error", reason))
+            root,
+            on_error=lambda path, reason: walk_problems.append(FileReport(path, None, "error", reason)),
+            excludes=excludes,
         )
     )
     known = store.file_states(repository_id)
@@ -207,6 +227,8 @@ def index_repository(
 
     workers = resolve_workers(settings.index_workers)
     for parsed in load_files(root, tasks, params, settings, counter, workers):
+        if parsed.report.status == "indexed":
+            report.bytes_parsed += parsed.report.size
         if parsed.report.status == "skipped":
             report.files_skipped += 1
             report.problems.append(parsed.report)
@@ -241,6 +263,7 @@ def index_repository(
         indexed_at=time.time(),
     )
     report.seconds = time.perf_counter() - started
+    record_rate(store, report.bytes_parsed, report.seconds)
     return report
 
 
