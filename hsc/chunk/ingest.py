@@ -16,7 +16,8 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
-from hsc.chunk.parse import cut_file
+from hsc.chunk.datafiles import data_reason
+from hsc.chunk.parse import chunk_data, cut_file
 from hsc.chunk.reading import FileBytes, decode_text, os_reason, read_file_bytes, stored_name
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import FileReport, ParsedFile
@@ -287,8 +288,13 @@ def load_file(
         )
         return report("skipped", reason, size, digest)
 
+    data_like = data_reason(source, language)
     try:
-        cut = cut_file(source, name_shown, language, params, counter)
+        if data_like:
+            cut = chunk_data(source, name_shown, language, params, counter)
+            notes.append(data_like)
+        else:
+            cut = cut_file(source, name_shown, language, params, counter)
     except Exception as error:  # a chunker bug must not stop a whole repository
         return report("error", f"chunking failed: {type(error).__name__}: {error}", size, digest)
     if cut.error_lines:

@@ -8,7 +8,7 @@ no plotting and no Streamlit.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +18,20 @@ from hsc.hierarchy.groups import LeafTable
 
 # Before indexing a folder (kept here for the pages that import them from this module).
 from hsc.index.estimate import FolderSurvey, duration, survey_folder  # noqa: F401
+
+# What kind of text a leaf is, by how it was cut (Leaf.chunker): the Leaves page's classes.
+LEAF_CLASSES = {"ast": "code", "paragraph": "prose", "lines": "text", "data": "data"}
+
+
+def leaf_class(chunker: str) -> str:
+    """"code", "prose", "text" or "data" (a data or generated file: hsc.chunk.datafiles)."""
+    return LEAF_CLASSES.get(chunker, chunker)
+
+
+def without_data(nodes: list[NodeView], data_paths: Collection[str]) -> list[NodeView]:
+    """The nodes outside data files: what the hierarchy's statistics and charts count by default."""
+    return [node for node in nodes if node.path not in data_paths] if data_paths else nodes
+
 
 # Above this many leaves the similarity page shows an overview and a window of the curve.
 DETAIL_LEAVES = 400
