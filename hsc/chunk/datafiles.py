@@ -11,7 +11,8 @@ environment's site-packages (README, Command line): a file is data when
   only literals: strings, numbers, ``True``/``False``/``None``, punctuation and a trailing
   comment (comment-only and punctuation-only lines are not counted), or
 - a generated-file marker ("@generated", "do not edit", "auto-generated") is in its first
-  lines and at least ``GENERATED_LITERAL_SHARE`` of its lines of code are literals, or
+  lines and at least ``GENERATED_LITERAL_SHARE`` of its lines of code are literals, or (in
+  Python) it defines no function or class (protocol buffer modules, serialised patterns), or
 - its non-blank lines average more than ``MINIFIED_MEAN_LINE`` characters.
 """
 
@@ -44,6 +45,7 @@ _LINE_COMMENT = {
     "text": r"#",
     **{language: r"//" for language in ("c", "cpp", "java", "javascript", "typescript", "tsx", "go", "rust")},
 }
+_DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s", re.MULTILINE)
 _PUNCTUATION = re.compile(r"[\s,:;()\[\]{}=>|]+")
 
 
@@ -77,12 +79,14 @@ def data_reason(source: str, language: str = "python") -> str:
         return f"minified or table-like: lines average {mean:,.0f} characters"
     kinds = [line_kind(line, language) for line in lines]
     literal, code = kinds.count("literal"), kinds.count("code")
-    if literal + code < MIN_LINES:
-        return ""
-    share = literal / (literal + code)
     generated = any(_GENERATED.search(line) for line in lines[:HEADER_LINES])
+    if literal + code < MIN_LINES and not generated:
+        return ""
+    share = literal / max(1, literal + code)
     # A generated marker alone is no sign of data: much generated code is code to read.
     if share >= LITERAL_SHARE or (generated and share >= GENERATED_LITERAL_SHARE):
         marked = "generated, " if generated else ""
         return f"data ({marked}{literal:,} of {literal + code:,} lines of code are literals)"
+    if generated and language == "python" and not _DEFINITION.search(source):
+        return "generated declarations (no function or class)"
     return ""
