@@ -106,11 +106,11 @@ def command_index(args: argparse.Namespace) -> int:
 
         excludes = args.exclude
         clock = None
-        if not args.quiet:
-            survey = index.survey(root, excludes)
-            print(f"hsc: {survey.describe()}", file=sys.stderr, flush=True)
-            clock = TimeLeft(survey.estimated_seconds)
         try:
+            if not args.quiet:
+                survey = index.survey(root, excludes)
+                print(f"[estimate] {survey.describe()}", file=sys.stderr, flush=True)
+                clock = TimeLeft(survey.estimated_seconds)
             report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
@@ -435,6 +435,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError) as error:
         print(f"hsc: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before or after a run's own handling (loading, opening)
+        print("hsc: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # The reader (e.g. `head`) has gone; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -53,7 +53,8 @@ def test_the_estimate_counts_only_files_that_will_be_parsed_at_the_measured_rate
         report = index.index(mixed_folder)
         after = index.survey(mixed_folder)
     assert after.measured and "this machine" in after.describe()
-    assert after.bytes_per_second == pytest.approx(report.bytes_parsed / report.seconds, rel=0.01)
+    # The rate leaves out loading the encoder (once per process): at least the run's average.
+    assert after.bytes_per_second >= report.bytes_parsed / report.seconds * 0.99
     assert report.bytes_parsed == source_bytes
 
 

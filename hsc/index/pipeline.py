@@ -219,9 +219,19 @@ def index_repository(
     # committed within seconds: a run stopped early (Ctrl-C) keeps them.
     window = min(full_window, params.embedding_batch_size * 4)
 
+    loading = 0.0  # seconds spent making the encoder (an ONNX export the first time): not the rate's
+
+    def loaded_embedder() -> Embedder:
+        nonlocal loading
+        asked = time.perf_counter()
+        try:
+            return get_embedder()
+        finally:
+            loading += time.perf_counter() - asked
+
     def flush() -> None:
         nonlocal pending, pending_leaves, window
-        _embed_and_write(store, repository_id, pending, key, model, params, get_embedder, report, progress)
+        _embed_and_write(store, repository_id, pending, key, model, params, loaded_embedder, report, progress)
         pending, pending_leaves = [], 0
         window = min(full_window, window * 2)
 
@@ -263,7 +273,7 @@ def index_repository(
         indexed_at=time.time(),
     )
     report.seconds = time.perf_counter() - started
-    record_rate(store, report.bytes_parsed, report.seconds)
+    record_rate(store, report.bytes_parsed, report.seconds - loading)
     return report
 
 
