@@ -219,6 +219,7 @@ def hierarchy_tiers(index: Index, hierarchy: dict[str, Any]) -> tuple[list[NodeV
 
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the files…")
-def folder_survey(path: Path) -> FolderSurvey:
-    """How many files indexing ``path`` would parse, and an estimate (kept a minute)."""
-    return shared_index().survey(path)
+def folder_survey(path: Path, excludes: tuple[str, ...] | None = None) -> FolderSurvey:
+    """How many files indexing ``path`` would parse, and an estimate (kept a minute);
+    ``excludes``: patterns typed on the page (None: the ones kept for the repository)."""
+    return shared_index().survey(path, None if excludes is None else list(excludes))

@@ -115,6 +115,19 @@ def exclusion_spec(root: Path, excludes: Iterable[str] = ()) -> pathspec.PathSpe
     return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
 
 
+def parse_excludes(text: str) -> list[str]:
+    """Exclusion patterns as a person types them (one a line, or separated by commas; blank
+    lines and ``#`` comments ignored); a ValueError naming a pattern that is not one."""
+    patterns = [part.strip() for line in text.splitlines() for part in line.split(",")]
+    patterns = [pattern for pattern in patterns if pattern and not pattern.startswith("#")]
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as error:  # pathspec's own error types differ between its versions
+            raise ValueError(f"not a glob pattern: {pattern!r} ({error})") from None
+    return patterns
+
+
 def walk_repository(
     root: Path, on_error: ErrorCallback | None = None, excludes: Iterable[str] = ()
 ) -> Iterator[str]:
