@@ -79,6 +79,58 @@ def brace_source(draw) -> tuple[str, str]:
     return prefix + "\n".join(parts), extension
 
 
+# One generated definition per language of hsc.chunk.languages: a type holding a method whose body
+# runs the generated statements (``{s}``) and a lambda, with an attribute and a doc comment above.
+TABLED_TEMPLATES = {
+    ".cs": "/// <summary>Doc {n}.</summary>\n[Attr]\npublic class K{n} {{\n  public int M{n}(int x) {{\n{s}"
+    "    Func<int, int> f = y => y;\n    return x;\n  }}\n  struct S{n} {{ int Q() => 1; }}\n}}\n",
+    ".php": "/** Doc {n}. */\n#[Attr]\nclass K{n} {{\n  public function m{n}($x) {{\n{s}"
+    "    $f = fn($y) => $y;\n    return $x;\n  }}\n}}\n",
+    ".kt": "/** Doc {n}. */\n@Attr\nclass K{n} {{\n  fun m{n}(x: Int): Int {{\n{s}"
+    "    val f = {{ y: Int -> y }}\n    return x\n  }}\n  companion object {{ fun q() = 1 }}\n}}\n",
+    ".swift": "/// Doc {n}.\n@available(*)\nstruct K{n} {{\n  func m{n}(x: Int) -> Int {{\n{s}"
+    "    let f = {{ (y: Int) in y }}\n    return x\n  }}\n}}\n",
+    ".scala": "/** Doc {n}. */\n@Attr\nclass K{n} {{\n  def m{n}(x: Int): Int = {{\n{s}"
+    "    val f = (y: Int) => y\n    x\n  }}\n  object Q {{ def q = 1 }}\n}}\n",
+    ".lua": "--- Doc {n}.\nfunction M.m{n}(x)\n{s}  local f = function(y) return y end\n  return x\nend\n",
+    ".pl": "# Doc {n}.\nsub m{n} {{\n  my ($x) = @_;\n{s}  my $f = sub {{ 1 }};\n  return $x;\n}}\n",
+    ".r": "#' Doc {n}.\nm{n} <- function(x) {{\n{s}  f <- function(y) y\n  x\n}}\n",
+    ".ex": "defmodule K{n} do\n  # Doc {n}.\n  def m{n}(x) do\n{s}    f = fn y -> y end\n    x\n  end\nend\n",
+    ".jl": "# Doc {n}.\nmodule K{n}\nfunction m{n}(x)\n{s}  f = y -> y\n  x\nend\ng{n}(x) = x + 1\nend\n",
+    # Vue and Svelte: the script parts cut with the script's grammar, the markup around them
+    ".vue": '<template>\n  <p>{{{{ m{n} }}}}</p>\n</template>\n<script lang="ts">\n/** Doc {n}. */\n'
+    "export function m{n}(x: number): number {{\n{s}  const f = (y: number) => y;\n"
+    "  return x;\n}}\n</script>\n",
+    ".svelte": "<script>\n  // Doc {n}.\n  function m{n}(x) {{\n{s}    return x;\n  }}\n</script>\n"
+    "<h1>{{m{n}(1)}}</h1>\n",
+}
+TABLED_STATEMENTS = {
+    ".cs": '    Print("{w}");\n',
+    ".php": '    print("{w}");\n',
+    ".lua": '  print("{w}")\n',
+    ".pl": '  print("{w}");\n',
+    ".r": '  print("{w}")\n',
+    ".jl": '  println("{w}")\n',
+    ".vue": '  print("{w}");\n',
+}
+
+
+@st.composite
+def tabled_source(draw) -> tuple[str, str]:
+    extension = draw(st.sampled_from(sorted(TABLED_TEMPLATES)))
+    statement = TABLED_STATEMENTS.get(extension, '    print("{w}")\n')
+    parts = []
+    for number in range(draw(st.integers(1, 4))):
+        words = draw(st.lists(WORDS, min_size=0, max_size=6))
+        body = "".join(statement.format(w=word) for word in words)
+        parts.append(TABLED_TEMPLATES[extension].format(n=number, s=body))
+    if draw(st.booleans()):  # a syntax error somewhere
+        at = draw(st.integers(0, len(parts)))
+        parts.insert(at, draw(st.sampled_from(["} ) ]", "class {", "def (", "fun fun", "<?php ?> ]]"])))
+    prefix = "<?php\n" if extension == ".php" else ""
+    return prefix + "\n".join(parts), extension
+
+
 @SETTINGS
 @given(st.text(max_size=600), st.sampled_from(["a.py", "a.md", "a.txt", "a.js", "a.go"]), SIZES)
 def test_any_text_is_tiled_by_leaves(text: str, path: str, params: Parameters) -> None:
@@ -99,7 +151,24 @@ def test_generated_brace_languages_are_tiled_by_leaves(source_and_extension, par
 
 
 @SETTINGS
-@given(st.binary(max_size=3000), st.sampled_from([".py", ".md", ".txt", ".ts", ".rb"]))
+@given(tabled_source(), SIZES)
+def test_generated_tabled_languages_are_tiled_by_leaves(source_and_extension, params: Parameters) -> None:
+    """C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir, Julia (hsc.chunk.languages), Vue, Svelte."""
+    source, extension = source_and_extension
+    check_leaves(source, f"gen{extension}", params)
+
+
+@SETTINGS
+@given(tabled_source(), st.binary(max_size=200), st.integers(0, 10_000))
+def test_tabled_languages_with_random_bytes_never_raise(source_and_extension, noise: bytes, at: int) -> None:
+    source, extension = source_and_extension
+    data = source.encode()
+    at %= len(data) + 1
+    check_file(data[:at] + noise + data[at:], extension)
+
+
+@SETTINGS
+@given(st.binary(max_size=3000), st.sampled_from([".py", ".md", ".txt", ".ts", ".rb", *TABLED_TEMPLATES]))
 def test_any_bytes_as_a_file_never_raise(data: bytes, extension: str) -> None:
     check_file(data, extension)
 

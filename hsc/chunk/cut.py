@@ -23,6 +23,8 @@ from hsc.chunk.grammar import (
     is_docstring,
 )
 from hsc.chunk.packing import Atom, Packer, Piece
+from hsc.chunk.tokens import TokenCounter
+from hsc.params import Parameters
 
 
 @dataclass(slots=True)
@@ -37,6 +39,10 @@ class Item:
 
 class SyntaxCutter(Packer):
     """Cuts one parsed file into pieces along its syntax tree."""
+
+    def __init__(self, data: bytes, params: Parameters, counter: TokenCounter, language: str = "") -> None:
+        super().__init__(data, params, counter)
+        self.language = language  # the grammar.py functions answer from its own tables when it has some
 
     def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
@@ -108,7 +114,7 @@ class SyntaxCutter(Packer):
                     leading.clear()
                 leading.append(item)
                 continue
-            if is_definition(self.data, node):
+            if is_definition(self.data, node, self.language):
                 item.is_definition = True
                 if leading and self._adjacent(leading[-1], node):
                     item.lo = leading[0].lo
@@ -171,7 +177,7 @@ class SyntaxCutter(Packer):
         return pieces
 
     def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
-        node_type, name, body = describe(self.data, item.node)
+        node_type, name, body = describe(self.data, item.node, self.language)
         scope = f"{parent_scope}.{name}" if name else parent_scope
         tokens = self.measure(item.lo, item.hi)
         if tokens >= 0:

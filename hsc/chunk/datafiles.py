@@ -38,12 +38,12 @@ _NUMBER = re.compile(
 )
 _WORDS = re.compile(r"\b(True|False|None|true|false|null|nil)\b")
 # Line comments by language; a language not named has none (its '#' may be code).
+_HASH_COMMENTS = ("python", "ruby", "bash", "text", "perl", "r", "elixir", "julia")
+_SLASH_COMMENTS = ("c", "cpp", "java", "javascript", "typescript", "tsx", "go", "rust", "csharp", "kotlin")
 _LINE_COMMENT = {
-    "python": r"#",
-    "ruby": r"#",
-    "bash": r"#",
-    "text": r"#",
-    **{language: r"//" for language in ("c", "cpp", "java", "javascript", "typescript", "tsx", "go", "rust")},
+    **dict.fromkeys(_HASH_COMMENTS, r"#"),
+    **dict.fromkeys((*_SLASH_COMMENTS, "swift", "scala", "php"), r"//"),
+    "lua": r"--",
 }
 _DEFINITION = re.compile(r"^\s*(async\s+def|def|class)\s", re.MULTILINE)
 _PUNCTUATION = re.compile(r"[\s,:;()\[\]{}=>|]+")
@@ -56,7 +56,7 @@ def line_kind(line: str, language: str = "python") -> str:
     stripped = line.strip()
     if marker and stripped.startswith(marker.replace("\\", "")):
         return "neutral"
-    if stripped.startswith(("/*", "*", "*/")) and language not in ("python", "ruby", "bash", "text"):
+    if stripped.startswith(("/*", "*", "*/")) and language not in _HASH_COMMENTS:
         return "neutral"
     rest = _STRING.sub("\0", line)
     if marker:

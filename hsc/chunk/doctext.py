@@ -15,7 +15,12 @@ _DOC_NOISE = re.compile(
 )
 LICENCE = re.compile(r"copyright|licen[cs]e|spdx-", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])")
-_COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*/", "*", "#")
+_COMMENT_MARKERS = ("///", "//!", "//", "/**", "/*", "*/", "*", "#'", "#", "---", "--")
+# C# XML doc comments: the summary's tags go, a reference keeps its name, a section other than the
+# summary (<param>, <returns>, ...) ends the description as a Javadoc tag does.
+_XML_DOC_TAG = re.compile(r"</?(?:summary|remarks|para|value|c|code)\s*>")
+_XML_REFERENCE = re.compile(r'<(?:see|seealso|paramref|typeparamref)\s+(?:cref|name|langword)="([^"]*)"\s*/>')
+_XML_DOC_SECTION = re.compile(r"<(?:param|typeparam|returns|exception|example|seealso|inheritdoc)\b")
 
 
 def shorten(text: str, limit: int) -> str:
@@ -59,8 +64,17 @@ def comment_lines(text: str) -> list[str]:
                 break
         if stripped.endswith("*/"):
             stripped = stripped[:-2]
-        lines.append(stripped.lstrip("/*!# ").rstrip())
+        stripped = stripped.lstrip("/*!# ").rstrip()
+        if "<" in stripped:
+            stripped = _xml_doc(stripped)
+        lines.append(stripped)
     return lines
+
+
+def _xml_doc(line: str) -> str:
+    if _XML_DOC_SECTION.match(line):
+        return "@" + line
+    return _XML_DOC_TAG.sub("", _XML_REFERENCE.sub(r"\1", line)).strip()
 
 
 def clean_signature(text: str) -> str:

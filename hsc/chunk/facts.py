@@ -23,6 +23,7 @@ from hsc.chunk.doctext import LICENCE, clean_signature, comment_lines, doc_sente
 from hsc.chunk.grammar import (
     ANNOTATION_TYPES,
     BODY_TYPES,
+    COMMENT_HOLDERS,
     COMMENT_TYPES,
     CONTAINER_TYPES,
     DEFINITION_KINDS,
@@ -42,7 +43,10 @@ from hsc.chunk.grammar import (
     is_definition,
     is_docstring,
     java_constants,
+    language_node_types,
     prototype_name,
+    tabled_body,
+    tabled_kind,
     wrapped,
 )
 from hsc.model import Definition, Leaf, LeafFacts
@@ -82,8 +86,10 @@ def names_query(language: str) -> Query | None:
         present = [kind for kind in kinds if grammar.id_for_node_kind(kind, True)]
         return f"[{' '.join(f'({kind})' for kind in present)}] @{capture}" if present else ""
 
-    defining = sorted(DEFINING_TYPES.union(LANGUAGE_DEFINING_TYPES.get(language, ())))
-    source = f"{alternation(IDENTIFIER_TYPES, 'name')} {alternation(defining, 'defining')}".strip()
+    identifiers, definitions = language_node_types(language)  # of a language in hsc.chunk.languages
+    defining = sorted(DEFINING_TYPES.union(LANGUAGE_DEFINING_TYPES.get(language, ()), definitions))
+    source = f"{alternation(identifiers or IDENTIFIER_TYPES, 'name')} {alternation(defining, 'defining')}"
+    source = source.strip()
     return Query(grammar, source) if source else None
 
 
@@ -124,7 +130,7 @@ class FactReader:
             child_type = child.type
             if child_type in COMMENT_TYPES:
                 continue
-            if is_definition(self.data, child) or (
+            if is_definition(self.data, child, self.language) or (
                 child_type in DECLARATION_TYPES and self.bound_function(child)
             ):
                 self.definition(child, scope, parent_kind)
@@ -153,7 +159,7 @@ class FactReader:
         return index < len(starts) and starts[index] <= node.end_byte
 
     def definition(self, outer: Any, scope: str, parent_kind: str) -> None:
-        _node_type, name, members = describe(self.data, outer)
+        _node_type, name, members = describe(self.data, outer, self.language)
         if not name:
             return
         inner, inner_type = outer, outer.type  # each .type read makes a new string: read once
@@ -165,6 +171,7 @@ class FactReader:
         kind = DEFINITION_KINDS.get(inner_type, "function" if "function" in inner_type else "definition")
         if inner_type == "type_declaration":
             kind = go_type_kind(inner)
+        kind = tabled_kind(self.data, inner, self.language, kind)
         if kind == "function" and parent_kind in TYPE_KINDS:
             kind = "method"
         if inner_type == "method_declaration" and self.language == "go":
@@ -217,6 +224,9 @@ class FactReader:
         )
 
     def body(self, inner: Any, inner_type: str) -> Any:
+        tabled, found = tabled_body(inner, self.language)
+        if tabled:
+            return found
         if inner_type in CONTAINER_TYPES:
             found = container_body(inner)
             if found is not None:
@@ -288,6 +298,8 @@ class FactReader:
             parent = node.parent
             if parent is not None and parent.type in BODY_TYPES:
                 previous = parent.prev_sibling  # Ruby keeps the first method's comment outside the body
+        while previous is not None and previous.type in COMMENT_HOLDERS and previous.child_count:
+            previous = previous.children[-1]  # Kotlin keeps the comment after the imports in them
         if previous is None or previous.type not in LEADING_TYPES:
             return ""  # most definitions: neither a comment nor an attribute above
         line = node.start_point[0]

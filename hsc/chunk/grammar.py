@@ -11,11 +11,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from hsc.chunk.languages import LANGUAGE_TABLES, tables_for
+
+# The languages registered in hsc.chunk.languages keep their tables there, one module each; the node
+# types they add to the shared sets below are ones the other grammars do not have (tests/test_languages.py).
+TABLED = tuple(LANGUAGE_TABLES.values())
 AST_LANGUAGES = frozenset(
     {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
-)
+).union(LANGUAGE_TABLES)
 
-COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+SHARED_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
+COMMENT_TYPES = SHARED_COMMENT_TYPES.union(*(tables.comments for tables in TABLED))
+# Nodes that hold, as their last child, the comment above the definition after them.
+COMMENT_HOLDERS = frozenset().union(*(tables.comment_holders for tables in TABLED))
 # Nodes that describe the definition right below them when no blank line separates them.
 LEADING_TYPES = COMMENT_TYPES | {"attribute_item", "decorator", "marker_annotation", "annotation"}
 
@@ -110,7 +118,7 @@ FUNCTION_VALUE_TYPES = frozenset(
     {"arrow_function", "function_expression", "function", "generator_function", "class"}
 )
 # Statement lists: the children of these are labelled with their own node type.
-BODY_TYPES = frozenset(
+SHARED_BODY_TYPES = frozenset(
     {
         "block",
         "statement_block",
@@ -131,6 +139,7 @@ BODY_TYPES = frozenset(
         "object_type",
     }
 )
+BODY_TYPES = SHARED_BODY_TYPES.union(*(tables.bodies for tables in TABLED))
 NAME_LEAF_TYPES = frozenset(
     {
         "identifier",
@@ -202,7 +211,10 @@ def container_body(node: Any) -> Any:
     return node.child_by_field_name("body")
 
 
-def is_definition(data: bytes, node: Any) -> bool:
+def is_definition(data: bytes, node: Any, language: str = "") -> bool:
+    tables = tables_for(language)
+    if tables is not None:
+        return tables.is_definition(data, node)
     node_type = node.type
     if node_type in ("decorated_definition", "template_declaration"):
         return True
@@ -223,8 +235,11 @@ def is_definition(data: bytes, node: Any) -> bool:
     return node_type in DEFINITION_TYPES
 
 
-def describe(data: bytes, node: Any) -> tuple[str, str | None, Any]:
+def describe(data: bytes, node: Any, language: str = "") -> tuple[str, str | None, Any]:
     """(node type to report, name for the scope, body of members or None)."""
+    tables = tables_for(language)
+    if tables is not None:
+        return tables.describe(data, node)
     node_type = node.type
     if node_type in WRAPPER_TYPES or node_type == "expression_statement":
         inner = wrapped(node)
@@ -360,7 +375,9 @@ DEFINITION_KINDS = {
     "macro_definition": "macro",
 }
 # Kinds whose functions are methods.
-TYPE_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
+TYPE_KINDS = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "impl", "object", "extension", "protocol"}
+)
 # Nodes that may hold definitions below them without being one: blocks of statements, conditionals.
 # Statements that hold expressions only, never a definition: not worth descending into.
 LEAF_STATEMENTS = frozenset(
@@ -383,7 +400,8 @@ LEAF_STATEMENTS = frozenset(
 )
 DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
 VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
-ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
+SHARED_ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
+ANNOTATION_TYPES = SHARED_ANNOTATION_TYPES.union(*(tables.annotations for tables in TABLED))
 IDENTIFIER_TYPES = (
     "identifier",
     "type_identifier",
@@ -437,6 +455,9 @@ def prototype_name(data: bytes, node: Any, language: str) -> str | None:
 
 def import_names(data: bytes, node: Any, language: str) -> list[str]:
     """What a module-level statement imports: modules, packages, headers, crates, paths."""
+    tables = tables_for(language)
+    if tables is not None:
+        return tables.import_paths(data, node)
     node_type = node.type
     if node_type == "import_statement" and language == "python":
         return [_text(data, c.child_by_field_name("name") or c) for c in node.children_by_field_name("name")]
@@ -515,3 +536,21 @@ def java_constants(data: bytes, node: Any) -> list[str]:
     declarators = node.children_by_field_name("declarator")
     names = [declarator.child_by_field_name("name") for declarator in declarators]
     return [_text(data, name) for name in names if name is not None]
+
+
+def tabled_kind(data: bytes, node: Any, language: str, kind: str) -> str:
+    """The kind of a definition of a language registered in hsc.chunk.languages, else ``kind``."""
+    tables = tables_for(language)
+    return (tables.kind(data, node) or kind) if tables is not None else kind
+
+
+def tabled_body(node: Any, language: str) -> tuple[bool, Any]:
+    """(True, body) for a definition of a registered language, else (False, None)."""
+    tables = tables_for(language)
+    return (True, tables.body(node)) if tables is not None else (False, None)
+
+
+def language_node_types(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(identifier types, definition types) of a registered language, else ((), ())."""
+    tables = tables_for(language)
+    return (tables.identifiers, tuple(tables.kinds)) if tables is not None else ((), ())

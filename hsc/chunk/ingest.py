@@ -16,7 +16,9 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from hsc.chunk.components import COMPONENT_LANGUAGES
 from hsc.chunk.datafiles import data_reason
+from hsc.chunk.languages import extensions
 from hsc.chunk.parse import chunk_data, cut_file
 from hsc.chunk.reading import FileBytes, decode_text, os_reason, read_file_bytes, stored_name
 from hsc.chunk.tokens import TokenCounter
@@ -51,6 +53,8 @@ LANGUAGE_BY_EXTENSION: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".rst": "markdown",
+    **extensions(),  # C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir: see hsc.chunk.languages
+    **COMPONENT_LANGUAGES,  # Vue and Svelte: their scripts cut as JavaScript or TypeScript
 }
 
 # Directories that hold tools' state, dependencies or build output, not the project's own code.

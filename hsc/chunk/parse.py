@@ -15,6 +15,7 @@ from typing import Any
 
 from tree_sitter_language_pack import get_parser
 
+from hsc.chunk.components import COMPONENT_LANGUAGES, parse_scripts, script_language, script_parts
 from hsc.chunk.cut import SyntaxCutter
 from hsc.chunk.facts import FactReader
 from hsc.chunk.grammar import AST_LANGUAGES
@@ -77,13 +78,15 @@ class Cut:
 def cut_file(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     """Leaves of one file in document order, the definitions and per-leaf facts
     read from the same syntax tree, and the lines of syntax errors."""
-    if language in AST_LANGUAGES:
+    is_component = language in COMPONENT_LANGUAGES.values()  # Vue, Svelte: see hsc.chunk.components
+    if is_component or language in AST_LANGUAGES:
         try:
             parser_for(language)
         except Exception:  # a grammar missing from the installed pack: cut it as plain text
             language = "text"
         else:
-            return _cut_ast(source, rel_path, language, params, counter)
+            cut = _cut_component if is_component else _cut_ast
+            return cut(source, rel_path, language, params, counter)
     fallback_language = "markdown" if language == "markdown" else "text"
     leaves = chunk_fallback(source, rel_path, fallback_language, params, counter)
     return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
@@ -107,7 +110,7 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
-    cutter = SyntaxCutter(data, params, counter)
+    cutter = SyntaxCutter(data, params, counter, language)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
     if root.child_count:
@@ -127,6 +130,40 @@ def chunk_data(source: str, rel_path: str, language: str, params: Parameters, co
     pieces = cutter.pack(cutter.line_atoms(0, len(data), "data"), module_name(rel_path), (), statements=True)
     leaves = cutter.leaves(pieces, rel_path, language, "data")
     return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
+
+
+def _cut_component(
+    source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
+) -> Cut:
+    """A Vue or Svelte file: its scripts cut along the script's syntax tree (see hsc.chunk.components),
+    the markup between them along the component's elements."""
+    data = source.encode("utf-8")
+    component = parser_for(language).parse(data).root_node
+    parts = script_parts(data, component)
+    scripts = script_language(parts)
+    root = parse_scripts(data, parts, scripts) if parts else None
+    cutter = SyntaxCutter(data, params, counter, scripts)
+    scope = module_name(rel_path)
+    pieces = []
+    position = 0
+    for part in [*parts, None]:
+        end = part.lo if part is not None else len(data)
+        markup = [c for c in component.children if c.end_byte > position and c.start_byte < end]
+        if markup:
+            pieces += cutter.container_pieces(markup, position, end, scope, ())
+        if part is None or root is None:
+            break
+        statements = [c for c in root.children if part.lo <= c.start_byte < part.hi]
+        if statements:
+            pieces += cutter.container_pieces(statements, part.lo, part.hi, scope, ())
+        else:
+            pieces += cutter.pack(cutter.line_atoms(part.lo, part.hi, "script"), scope, (), statements=True)
+        position = part.hi
+    leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
+    if root is None:
+        return Cut(leaves, [], [LeafFacts() for _ in leaves], _syntax_error_lines(component))
+    definitions, facts = FactReader(data, scripts, scope).read(root, leaves)
+    return Cut(leaves, definitions, facts, _syntax_error_lines(root))
 
 
 def chunk_fallback(

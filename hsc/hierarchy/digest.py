@@ -37,6 +37,12 @@ LANGUAGE_NAMES = {
     "kotlin": "Kotlin",
     "swift": "Swift",
     "scala": "Scala",
+    "csharp": "C#",
+    "lua": "Lua",
+    "perl": "Perl",
+    "r": "R",
+    "elixir": "Elixir",
+    "julia": "Julia",
     "markdown": "Markdown",
     "text": "plain text",
     "bash": "Bash",
@@ -53,13 +59,17 @@ _KIND_ORDER = [
     "enum",
     "type",
     "impl",
+    "protocol",
+    "object",
+    "extension",
+    "property",
     "module",
     "namespace",
     "macro",
     "section",
     "paragraph",
 ]
-_PLURALS = {"class": "classes"}
+_PLURALS = {"class": "classes", "property": "properties"}
 
 
 # Words that say nothing about what a piece of code is for: keywords and builtin types of the supported

@@ -24,7 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from hsc.chunk.doctext import comment_lines
 from hsc.chunk.ingest import walk_repository
+from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
 from hsc.chunk.parse import parser_for
 
 MIN_WORDS = 4
@@ -57,6 +59,8 @@ LANGUAGES = {
     ".mjs": "javascript",
     ".ts": "typescript",
     ".tsx": "tsx",
+    # C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir: their doc comments as their tables say
+    **{suffix: tables.name for tables in LANGUAGE_TABLES.values() for suffix in tables.extensions},
 }
 FUNCTION_TYPES = frozenset(
     {
@@ -174,10 +178,58 @@ def _name(node: Any) -> str:
     return name.text.decode("utf-8", "replace") if name is not None else ""
 
 
+def _tabled_doc(node: Any, tables: LanguageTables) -> list[Any]:
+    """The doc comment nodes directly above a definition of a tabled language: a ``/**`` block,
+    or the run of line comments that start with one of its doc prefixes (``///``, ``#'``)."""
+    block: list[Any] = []
+    sibling = node.prev_named_sibling
+    line = node.start_point[0]
+    while sibling is not None and sibling.type in tables.comments and sibling.end_point[0] >= line - 1:
+        block.insert(0, sibling)
+        line = sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    if not block:
+        return []
+    if "/**" in tables.doc_prefixes and block[-1].text.startswith(b"/**"):
+        return [block[-1]]
+    prefixes = tuple(p.encode() for p in tables.doc_prefixes if p != "/**")
+    if prefixes == (b"---",):  # Lua: a doc block opens with ---, goes on with --
+        return block if block[0].text.startswith(b"---") else []
+    return [c for c in block if prefixes and c.text.startswith(prefixes)]
+
+
+def _tabled_text(nodes: list[Any]) -> str:
+    lines = [line for node in nodes for line in comment_lines(node.text.decode("utf-8", "replace"))]
+    tag = next((i for i, line in enumerate(lines) if line.startswith("@")), len(lines))
+    return "\n".join(lines[:tag])
+
+
+def _tabled_docs(
+    data: bytes, root: Any, tables: LanguageTables
+) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
+    functions: list[tuple[Any, str]] = []
+    blanks: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        kind = tables.kind(data, node)
+        if kind is None:
+            continue
+        comments = _tabled_doc(node, tables)
+        blanks.extend((c.start_byte, c.end_byte) for c in comments)
+        if comments and kind in ("function", "method"):
+            functions.append((node, _tabled_text(comments)))
+    return functions, blanks
+
+
 def find_docs(data: bytes, language: str) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
     """Functions with their doc text, and every doc byte range to blank
     (functions', classes' and modules' alike)."""
     tree = parser_for(language).parse(data)
+    tables = LANGUAGE_TABLES.get(language)
+    if tables is not None:
+        return _tabled_docs(data, tree.root_node, tables)
     functions: list[tuple[Any, str]] = []
     blanks: list[tuple[int, int]] = []
     stack = [tree.root_node]
@@ -243,10 +295,11 @@ def _documented_files(sources: list[tuple[Path, str]]) -> Iterator[tuple[str, by
                 continue
             out_path = f"{name}/{rel_path}" if name else rel_path
             targets = []
+            tables = LANGUAGE_TABLES.get(language)
             for node, doc in functions:
                 start, end = node.start_point[0] + 1, node.end_point[0] + 1
                 sentence = first_sentence(doc)
-                function_name = _name(node)
+                function_name = _name(node) if tables is None else tables.definition_name(data, node) or ""
                 if function_name and sentence.startswith(function_name + " "):
                     sentence = sentence[
                         len(function_name) + 1 :
