@@ -2,13 +2,15 @@
 #   make app    create .venv, install, start the app on a bundled sample repository
 #   make test   create .venv, install, lint and run the whole test suite
 #   make extras also install the optional integrations (pyproject.toml's extras) into .venv
+#   make readme      rerun the README's command-line transcripts and write what they print into it
+#   make screenshots the browser tests' screenshots into docs/screenshots (the README shows them)
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
 SAMPLE ?= sample_repos/inventory_py
 PORT ?= 8501
 
-.PHONY: app test lint bench extras
+.PHONY: app test lint bench extras readme screenshots
 
 $(BIN)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,3 +38,9 @@ test: lint
 
 bench: $(BIN)/.installed
 	$(BIN)/python -m hsc bench perf
+
+readme: $(BIN)/.installed
+	$(BIN)/python tests/readme_transcripts.py --write
+
+screenshots: $(BIN)/.installed
+	HSC_ARTIFACTS=docs/screenshots HSC_REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests/test_browser.py tests/test_browser_teaching.py

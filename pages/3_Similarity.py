@@ -37,15 +37,21 @@ def counts(plan: HierarchyPlan, preview_ms: float) -> None:
     metrics[0].metric(
         "Topic boundaries",
         boundaries,
-        delta=None if saved is None else boundaries - int(saved["topic_boundaries"]),
+        delta=None if saved is None else ui.signed(boundaries - int(saved["topic_boundaries"])),
+        delta_arrow="off",
         delta_color="off",
         delta_description="vs the saved default set",
-        help="Boundaries from a similarity valley; file edges are boundaries too but are not counted here.",
+        help=(
+            "Boundaries from a similarity valley; file edges are boundaries too but are not counted here. "
+            "With the valley rule a higher threshold can give fewer boundaries: dips that were apart join "
+            "into one run below the threshold, and a run gets one boundary."
+        ),
     )
     metrics[1].metric(
         "Mid-level groups",
         plan.group_count,
-        delta=None if saved is None else plan.group_count - int(saved["group_count"]),
+        delta=None if saved is None else ui.signed(plan.group_count - int(saved["group_count"])),
+        delta_arrow="off",
         delta_color="off",
         delta_description="vs the saved default set",
     )
@@ -143,6 +149,10 @@ def live_view() -> None:
     this, not the page around it nor the sidebar, so a step sends and the
     browser redraws only what changed."""
     ui.take_moved_widgets()  # a fragment's run starts here, not in page_setup
+    if ui.editor_label_is_stale():
+        # The first change from the defaults (or the last one back): the sidebar says so too. Only
+        # then is the whole page rerun; the steps after it rerun this fragment alone.
+        st.rerun(scope="app")
     sliders = st.columns([3, 3, 2], gap="large")
     with sliders[0]:
         ui.parameter_input("similarity_drop_threshold", "similarity", slider=True, slider_range=(0.0, 1.0))
@@ -176,6 +186,7 @@ def live_view() -> None:
             f"{chart.pairs} adjacent pairs, {chart.topic_boundaries} boundaries from valleys, "
             f"{chart.groups} groups in view. Hover a point for the two leaves it compares; "
             "click it to open them."
+            + (f" {ui.WHY_NO_SMOOTHING}" if params.smoothing_window_size == 1 else "")
         )
         points = event.selection.points if event else []
         pair = pair_at(start, end, points[0].get("x")) if points else None

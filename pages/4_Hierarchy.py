@@ -20,7 +20,7 @@ from hsc.hierarchy.summarize import (
     make_summarizer,
 )
 from ui.charts import group_size_figure, hierarchy_figure
-from ui.tuning import save_form
+from ui.tuning import save_form, unsaved_preview
 
 index = ui.page_setup("Hierarchy")
 st.title("Hierarchy")
@@ -72,6 +72,7 @@ counts[0].metric("Files (top)", len(documents))
 counts[1].metric("Groups (mid)", len(all_groups))
 counts[2].metric("Leaves", sum(len(g.children) for g in all_groups))
 counts[3].metric("Summarised groups", sum(1 for g in all_groups if g.summary))
+unsaved_preview(index, repository_id, hierarchy, ui.current_parameters(), hierarchies)
 
 # Drill down to a folder or a file: the picture goes as deep as stays readable there.
 paths = [d.path for d in documents]
@@ -327,7 +328,8 @@ side[0].metric(f"Groups in {ui.md(first_name)}", first["group_count"])
 side[1].metric(
     f"Groups in {ui.md(second_name)}",
     second["group_count"],
-    delta=second["group_count"] - first["group_count"],
+    delta=ui.signed(second["group_count"] - first["group_count"]),
+    delta_arrow="off",
     delta_color="off",
 )
 side[2].metric(

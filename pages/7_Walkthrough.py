@@ -31,7 +31,7 @@ hierarchies = ui.saved_hierarchies(index, repository_id)
 by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 
-choose = st.columns([1, 3, 1], vertical_alignment="bottom")
+choose = st.columns([1, 2.6, 1.4], vertical_alignment="bottom")
 chosen_name = choose[0].selectbox(
     "Parameter set", names, index=names.index("default") if "default" in names else 0, key="walk:set"
 )

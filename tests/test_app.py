@@ -89,6 +89,20 @@ def test_first_visit_indexes_the_default_repository_and_lists_it() -> None:
     assert "python" in set(per_language["language"])
     sidebar = "\n".join(str(c.value) for c in app.sidebar.caption)
     assert "inventory" in sidebar and "Embedding model" in sidebar and "Summariser" in sidebar
+    # Indexing has ended: the banner that said it was running is gone (the run's own line stays).
+    assert not [box.value for box in app.info if "First start" in box.value]
+
+
+def test_the_first_start_says_the_encoder_is_prepared_once(tmp_path: Path) -> None:
+    from hsc import Index
+    from ui.context import encoder_message
+
+    with Index.open(tmp_path / "fresh.db") as index:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("HSC_ENCODER_DIR", str(tmp_path / "no-export-yet"))
+            assert "Preparing the encoder, once" in encoder_message(index, tmp_path / "fresh.db")
+        # The tests' shared export exists (the first test made it): a start then only loads it.
+        assert encoder_message(index, tmp_path / "fresh.db").startswith("Loading the embedding model")
 
 
 def test_repository_path_is_validated_before_indexing(tmp_path: Path) -> None:
@@ -186,9 +200,16 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
     app.slider(key=THRESHOLD_SLIDER).set_value(0.05).run()
     assert int(metric(app, "Topic boundaries")) < default_boundaries
 
+    # A change against the saved set is signed once, with no arrow repeating the sign ("↓ -156").
+    boundaries = next(m for m in app.metric if m.label == "Topic boundaries")
+    assert boundaries.proto.delta[0] in "+−" and boundaries.proto.direction == 2  # no arrow
+
+    # At the shipped window of 1 the page says why there is no smoothing; at 5 it shows by itself.
+    assert "Why window 1 (no smoothing) ships" in texts(app)
     app.slider(key=WINDOW_SLIDER).set_value(5).run()
     assert_clean(app)
     assert app.session_state["hsc_parameters"]["smoothing_window_size"] == 5
+    assert "Why window 1" not in texts(app)
 
     # One file instead of the whole repository.
     view = app.selectbox(key="similarity:view")
@@ -250,7 +271,7 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     app = open_page(fresh_session(), "pages/5_Query.py")
     app.text_input(key="query:text").input("take a percentage off a price").run()
     assert_clean(app)
-    groups, staged, flat = (d.value for d in app.dataframe[:3])
+    staged, flat, groups = (d.value for d in app.dataframe[:3])
     assert len(groups) > 0 and len(staged) > 0 and len(flat) > 0
     assert "flat rank" in staged.columns and "two-stage rank" in flat.columns
     assert staged["scope"].str.contains("discount", case=False).any()
@@ -263,7 +284,86 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert list(app.dataframe[-1].value["query"]).count("take a percentage off a price") == 1
 
     # Opening a flat-only result or another one shows its code with its parent's context.
-    options = app.selectbox(key="query:open").options
-    app.selectbox(key="query:open").select_index(len(options) - 1).run()
+    picker = next(box for box in app.selectbox if box.label == "Result")
+    picker.select_index(len(picker.options) - 1).run()
     assert_clean(app)
     assert "Its parent group" in texts(app)
+
+
+def test_hierarchy_page_previews_the_current_parameters_before_they_are_saved() -> None:
+    """The Similarity page's counts follow the sliders; the Hierarchy page showed only the saved
+    set until the parameters were saved. Now it previews them, with the same counts."""
+    app = open_page(fresh_session(), "pages/3_Similarity.py")
+    assert "Unsaved preview" not in texts(app)
+    app.slider(key=THRESHOLD_SLIDER).set_value(0.75).run()
+    assert_clean(app)
+    groups_on_similarity = metric(app, "Mid-level groups")
+    open_page(app, "pages/4_Hierarchy.py")
+    said = texts(app)
+    assert "Unsaved preview: the current parameters" in said and "similarity\\_drop\\_threshold" in said
+    assert metric(app, "Groups (mid), preview") == groups_on_similarity
+    assert metric(app, "Groups (mid), preview") != metric(app, "Groups (mid)")  # the saved set's
+    app.button(key="param:reset").click().run()
+    assert "Unsaved preview" not in texts(app)
+
+
+def picked_result(app: AppTest) -> tuple[str, str]:
+    """The Result picker's label and the header of the code shown under it."""
+    picker = next(box for box in app.selectbox if box.label == "Result")
+    header = next(t.value for t in app.text if " · score " in t.value)
+    return picker.options[picker.index], header
+
+
+def test_query_page_names_what_the_shipped_mode_did_and_why_each_leaf_is_there() -> None:
+    from hsc import Parameters
+
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    shipped = Parameters()
+    assert f"here `{shipped.retrieval_mode}`" in texts(app) and "stage1_leaf_share" in texts(app)
+    for query in ("take a percentage off a price", "add tax to a price", "parse a csv line into an item"):
+        app.text_input(key="query:text").input(query).run()
+        assert_clean(app)
+        response = app.session_state["query:response"]
+        assert response.query == query and response.mode == shipped.retrieval_mode
+        said = texts(app)
+        # The query's own numbers: the groups stage 1 opened (not mid_level_top_k), the leaves
+        # they held, the BM25 leaves from elsewhere, and the leaves scored.
+        assert f"stage 1 opened **{len(response.opened_group_ids)} groups**" in said
+        assert f"holding {response.opened_leaves} leaves" in said
+        assert f"BM25 found {response.lexical_candidates} leaves" in said
+        assert f"**{response.leaves_compared} of {response.flat_leaves_compared} leaves**" in said
+        assert response.opened_leaves <= response.leaves_compared
+
+        staged, flat = app.dataframe[0].value, app.dataframe[1].value
+        for frame in (staged, flat):
+            assert not frame.isna().any().any()  # a missing rank is an empty cell, never "None"
+            assert frame["where"].str.contains(r"\.py L\d+(?:–\d+)?$").all()  # path and line range
+            assert (frame["cosine"] + frame["BM25"] - frame["score"]).abs().max() < 0.0015
+        group_rank = {g.node_id: g.rank for g in response.groups}
+        for result, why in zip(response.results, staged["why"], strict=True):
+            rank = group_rank.get(result.parent_id)
+            if rank is None:  # BM25 brought it in from a group stage 1 did not open
+                assert why == "BM25 (group not opened)" and result.lexical_score > 0
+            else:
+                assert why.startswith(f"group #{rank}")
+                assert ("(widened)" in why) == (rank > shipped.mid_level_top_k)
+                assert ("+ BM25" in why) == (result.lexical_score > 0)
+
+        # The picker names the hit whose code is open: this query's first, not the last query's.
+        label, header = picked_result(app)
+        best = response.results[0]
+        lines = f"L{best.start_line}" + (f"–{best.end_line}" if best.end_line != best.start_line else "")
+        assert label == f"two-stage #1 · {best.scope} · {best.path} {lines}"
+        assert header.startswith(f"{best.path} · {lines}")
+        assert app.code[0].value == best.text
+
+    # The seed's dense two stages, then the flat search: each page says what that mode did.
+    for mode, said in (("two-stage", "Stage 2 scored"), ("flat", "every one of the")):
+        control = next(c for c in app.sidebar.segmented_control if c.label == "retrieval_mode")
+        control.set_value(mode).run()
+        app.button(key="query:search").click().run()
+        assert_clean(app)
+        response = app.session_state["query:response"]
+        assert response.mode == mode and f"This query, `{mode}`: " in texts(app) and said in texts(app)
+        assert "BM25" not in app.dataframe[0].value.columns
+        assert ("why" in app.dataframe[0].value.columns) == (mode == "two-stage")

@@ -59,7 +59,7 @@ def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
             page.get_by_text("coloured by its group").wait_for(timeout=PAGE_MS)
             _settle(page, PAGE_MS)
             assert plots.count() == 3  # and the leaf map
-            shot = _check_and_shoot(page, "7_walkthrough", artifacts)
+            shot = _check_and_shoot(page, "7-walkthrough", artifacts)
 
             # The curve saves as a PNG named after the file it shows.
             curve = plots.nth(1)

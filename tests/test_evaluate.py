@@ -71,6 +71,7 @@ def test_the_page_runs_saves_explains_and_compares(app_environment, small_reposi
 
     table = app.dataframe[0].value
     assert {"flat", "two-stage", "hybrid"} <= set(table["system"])
+    assert not table.isna().any().any()  # a figure a system has not is an empty cell, never "None"
     assert table["recall@10"].between(0, 1).all()
     charts = [c.proto for c in app.get("plotly_chart")]
     assert len(charts) == 2  # the frontier and the sweep's heatmap
@@ -84,8 +85,11 @@ def test_the_page_runs_saves_explains_and_compares(app_environment, small_reposi
     assert len(query.options) >= MIN_QUERIES
     explained = app.dataframe[-1].value
     assert set(explained["system"]) == set(table["system"])
+    ranks = app.dataframe[-2].value  # each system's rank of the target, empty where it missed
+    assert not ranks.isna().any().any() and not explained.isna().any().any()
+    assert (ranks[list(table["system"])] == "").any().any()  # some system missed some query
     staged = explained[explained["system"] == "two-stage"].iloc[0]
-    assert staged["groups opened"] >= 1
+    assert int(staged["groups opened"]) >= 1
     why = "\n".join(m.value for m in app.markdown)
     assert why.count("\n- **") + why.startswith("- **") >= len(table)  # one reason per system
 

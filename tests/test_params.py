@@ -3,6 +3,7 @@ from dataclasses import fields
 import pytest
 
 from hsc.params import (
+    SEED_PARAMETERS,
     Parameters,
     Settings,
     configure,
@@ -15,16 +16,7 @@ from hsc.params import (
 
 def test_the_seed_parameters_are_all_there_under_their_names():
     names = {entry["name"] for entry in describe(Parameters)}
-    assert {
-        "minimum_chunk_token_length",
-        "maximum_chunk_token_length",
-        "embedding_batch_size",
-        "similarity_drop_threshold",
-        "smoothing_window_size",
-        "maximum_merged_chunk_token_length",
-        "mid_level_top_k",
-        "leaf_level_top_k",
-    } <= names
+    assert len(SEED_PARAMETERS) == 8 and names >= SEED_PARAMETERS
     assert all(entry["help"] for entry in describe(Parameters) + describe(Settings))
 
 

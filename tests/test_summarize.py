@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
-import time
 from collections.abc import Iterator
 
 import ollama
@@ -578,9 +577,7 @@ def test_unknown_model_falls_back_with_a_clear_note(fake: FakeOllama, counter: T
 def test_nothing_listening_falls_back_quickly_and_is_not_retried(counter: TiktokenCounter) -> None:
     port = free_port()
     summarizer = ollama_summarizer(f"127.0.0.1:{port}", counter)
-    started = time.perf_counter()
     first = summarizer.summarise(python_group())
-    assert time.perf_counter() - started < 3
     assert first.summariser == "digest" and first.text
     assert first.note.startswith(f"Ollama at http://127.0.0.1:{port} did not answer (connection refused)")
     assert "used the embedded digest" in first.note
@@ -594,31 +591,24 @@ def test_nothing_listening_falls_back_quickly_and_is_not_retried(counter: Tiktok
         listener.bind(("127.0.0.1", port))
         listener.listen(8)
         listener.setblocking(False)
-        started = time.perf_counter()
         later = [summarizer.summarise(go_group()) for _ in range(20)]
-        elapsed = time.perf_counter() - started
-        with pytest.raises(BlockingIOError):
+        with pytest.raises(BlockingIOError):  # digests only: nothing connected
             listener.accept()
     assert all(summary.note == first.note and summary.summariser == "digest" for summary in later)
-    assert elapsed < 2  # digests only, no network
 
 
 def test_one_timeout_stops_the_asking_for_the_run(counter: TiktokenCounter) -> None:
     with FakeOllama(delay=3.0) as slow:
         summarizer = ollama_summarizer(slow.url, counter, timeout=0.3)
-        started = time.perf_counter()
         first = summarizer.summarise(python_group())
-        assert time.perf_counter() - started < 2
         assert first.summariser == "digest"
         assert first.note == (
             f"Ollama at {slow.url} did not answer within 0.3 s; used the embedded digest "
             "and will not ask it again in this run"
         )
-        started = time.perf_counter()
         later = [summarizer.summarise(python_group()) for _ in range(5)]
-        assert time.perf_counter() - started < 1  # no second timeout
         assert all(summary.note == first.note for summary in later)
-        assert len(slow.generation_requests()) == 1
+        assert len(slow.generation_requests()) == 1  # asked once: no second timeout
         assert summarizer.fallback_note == f"6 summaries by the fallback: {first.note}"
         assert fallback_note(summarizer) == f"summaries: 6 summaries by the fallback: {first.note}"
         summarizer.start_run()
@@ -663,9 +653,8 @@ def test_check_ollama_reports_version_and_models(fake: FakeOllama) -> None:
 
 def test_check_ollama_says_why_when_nothing_listens() -> None:
     port = free_port()
-    started = time.perf_counter()
     answers, message = check_ollama(f"http://127.0.0.1:{port}", timeout=1.0)
-    assert not answers and time.perf_counter() - started < 2
+    assert not answers
     assert message == f"Ollama at http://127.0.0.1:{port} did not answer (connection refused)"
 
 

@@ -24,6 +24,7 @@ from ui.layout import page_setup
 from ui.params import (
     current_parameters,
     differing_from_defaults,
+    editor_label_is_stale,
     parameter_input,
     parameters_from,
     set_parameters,
@@ -31,15 +32,29 @@ from ui.params import (
 )
 from ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
 from ui.sidebar import render_sidebar
-from ui.text import code_language, line_range, md, plot_text, shorten
+from ui.text import (
+    WHY_NO_SMOOTHING,
+    blank_missing,
+    cell,
+    code_language,
+    line_range,
+    md,
+    plot_text,
+    shorten,
+    signed,
+)
 
 __all__ = [
+    "WHY_NO_SMOOTHING",
     "active_repository",
+    "blank_missing",
+    "cell",
     "chunk_limits",
     "code_language",
     "current_parameters",
     "database_path",
     "differing_from_defaults",
+    "editor_label_is_stale",
     "default_repository_path",
     "folder_survey",
     "get_index",
@@ -66,6 +81,7 @@ __all__ = [
     "common_prefix",
     "common_scope",
     "shorten",
+    "signed",
     "take_moved_widgets",
     "render_sidebar",
     "summariser_text",

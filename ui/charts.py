@@ -42,17 +42,28 @@ def token_histogram(token_counts: Sequence[int], minimum: int, maximum: int) -> 
             hovertemplate="%{customdata[0]:.0f}–%{customdata[1]:.0f} tokens: %{y} leaves<extra></extra>",
         )
     )
-    for value, name, position in (
-        (minimum, "minimum_chunk_token_length", "top right"),
-        (maximum, "maximum_chunk_token_length", "top left"),
+    for value, name, side in (
+        (minimum, "minimum_chunk_token_length", "left"),
+        (maximum, "maximum_chunk_token_length", "right"),
     ):
-        figure.add_vline(
+        figure.add_vline(x=value, line={"color": LIMIT_COLOUR, "dash": "dash", "width": 2})
+        # Named above the plot, beside its line: inside, the tallest bars (often at the maximum) cover it.
+        figure.add_annotation(
             x=value,
-            line={"color": LIMIT_COLOUR, "dash": "dash", "width": 2},
-            annotation_text=f"{name} = {value}",
-            annotation_position=position,
+            y=1.0,
+            yref="paper",
+            yanchor="bottom",
+            xanchor=side,
+            showarrow=False,
+            text=f"{name} = {value}",
+            font={"color": LIMIT_COLOUR, "size": 11},
         )
-    figure.update_layout(xaxis_title="tokens per leaf", yaxis_title="leaves", bargap=0.05, showlegend=False)
+    figure.update_layout(
+        xaxis={"title": "tokens per leaf", "range": [0, max(float(edges[-1]), maximum) * 1.03]},
+        yaxis_title="leaves",
+        bargap=0.05,
+        showlegend=False,
+    )
     return _compact(figure, 280)
 
 
@@ -166,5 +177,6 @@ def folder_leaves_figure(paths: Sequence[str], leaf_counts: Sequence[int], limit
             hovertemplate="%{y}: %{x} leaves<extra></extra>",
         )
     )
-    figure.update_layout(xaxis_title="leaves", showlegend=False)
-    return _compact(figure, 60 + 22 * len(largest))
+    figure.update_layout(xaxis={"title": {"text": "leaves", "standoff": 6}}, showlegend=False)
+    # Room under the tick labels for the axis title, which a 10 px margin drew over them.
+    return _compact(figure, 90 + 22 * len(largest)).update_layout(margin={"b": 45})

@@ -16,6 +16,8 @@ import streamlit as st
 
 from hsc import Index, Settings
 from hsc.api import NodeView
+from hsc.embed.base import encoder_cache_dir
+from hsc.embed.onnx_export import needs_export
 from hsc.explore.views import FolderSurvey
 from ui.text import line_range
 
@@ -74,6 +76,7 @@ class SharedIndex:
     def __init__(self, index: Index) -> None:
         self._index = index
         self.lock = threading.RLock()
+        self.encoder_ready = False  # the embedding model loaded (once per process)
 
     def __getattr__(self, name: str) -> Any:
         with self.lock:
@@ -89,16 +92,34 @@ class SharedIndex:
         return cast(Callable[..., Any], serialised)
 
 
-@st.cache_resource(show_spinner="Opening the index and loading the embedding model…")
+@st.cache_resource(show_spinner="Opening the index…")
 def _open_index(database: str) -> SharedIndex:
-    index = Index.open(database, settings=Settings())
-    # Load the model now, once per process, rather than inside someone's first query.
-    _ = index.embedder
-    return SharedIndex(index)
+    return SharedIndex(Index.open(database, settings=Settings()))
+
+
+def encoder_message(index: Index, database: Path) -> str:
+    """What the first start waits for: loading the model, or (once per machine) making its ONNX export."""
+    spec = index.encoder_spec()
+    if needs_export(spec, encoder_cache_dir(database.parent)):
+        return (
+            f"Preparing the encoder, once: exporting the bundled model {spec.model} to ONNX ({spec.backend}) "
+            "and checking it against the original, about 20–30 s on 2 cores. The export is kept beside the "
+            "database, so later starts load it in about a second."
+        )
+    return f"Loading the embedding model ({spec.describe()})…"
 
 
 def shared_index() -> SharedIndex:
-    return _open_index(str(database_path()))
+    database = database_path()
+    index = _open_index(str(database))
+    if not index.encoder_ready:
+        # Load the model now, once per process, rather than inside someone's first query.
+        with index.lock:
+            if not index.encoder_ready:
+                with st.spinner(encoder_message(cast(Index, index), database)):
+                    _ = index.embedder
+                index.encoder_ready = True
+    return index
 
 
 def get_index() -> Index:

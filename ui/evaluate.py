@@ -35,7 +35,7 @@ from hsc.quality.sweep import QUICK_QUERIES, Options, run_quality
 from hsc.store.dbfile import StoreError
 from ui.context import active_repository, database_path
 from ui.params import current_parameters
-from ui.text import code_language, line_range, md
+from ui.text import blank_missing, code_language, line_range, md
 
 CHOSEN_RUN = "evaluate:run"
 # One benchmark at a time per server: runs share the corpus folder and its index.
@@ -179,7 +179,7 @@ def run_label(run: dict[str, Any]) -> str:
 
 def systems_frame(result: dict[str, Any]) -> pd.DataFrame:
     frame = pd.DataFrame([{c: row.get(c) for c in TABLE_COLUMNS} for row in result["systems"]])
-    return frame.rename(columns=column_name)
+    return blank_missing(frame.rename(columns=column_name))
 
 
 def column_name(key: str) -> str:
@@ -254,13 +254,11 @@ def one_query(result: dict[str, Any]) -> None:
     rows = query_table(result)
     names = [row["system"] for row in result["systems"]]
     frame = pd.DataFrame(rows)
-    for name in names:
-        frame[name] = pd.array(frame[name], dtype="Int64")
     if st.toggle("Only queries some systems found and others missed", value=True, key="evaluate:split"):
         found = frame[names].notna()
         frame = frame[found.any(axis=1) & ~found.all(axis=1)]
     st.caption(f"{len(frame)} queries; each system's rank of the target (empty: not in its top 10).")
-    st.dataframe(frame, hide_index=False)
+    st.dataframe(blank_missing(frame), hide_index=False)
     if frame.empty:
         return
     numbers = list(frame.index)
@@ -294,10 +292,7 @@ def one_query(result: dict[str, Any]) -> None:
             "scored": "leaves scored",
         }
     )
-    for column in ("rank", "groups opened", "its group's stage-1 rank", "its group's rank by cosine"):
-        if column in details:
-            details[column] = pd.array(details[column], dtype="Int64")
-    st.dataframe(details, hide_index=True)
+    st.dataframe(blank_missing(details), hide_index=True)
     source = Path(result["corpus"].get("root", "")) / target["path"]
     if source.is_file():
         lines = source.read_text(encoding="utf-8", errors="replace").splitlines()

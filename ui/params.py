@@ -28,6 +28,7 @@ PARAMETERS = "hsc_parameters"
 PARAMETER_ERROR = "hsc_parameter_error"
 WIDGETS = "hsc_parameter_widgets"  # widget key -> (parameter name, generation) of the widgets drawn
 GENERATION = "hsc_parameter_generation"  # bumped to redraw every widget from the shared values
+EDITOR_LABEL = "hsc_parameter_editor_label"  # the label the sidebar's editor was drawn with
 
 FIELDS: dict[str, dict[str, Any]] = {row["name"]: row for row in describe(Parameters)}
 
@@ -161,14 +162,25 @@ def _reset() -> None:
     _redraw_widgets()
 
 
+def editor_label() -> str:
+    changed = differing_from_defaults(parameter_values())
+    return f"Parameters ({len(changed)} changed)" if changed else "Parameters (defaults)"
+
+
+def editor_label_is_stale() -> bool:
+    """Whether the sidebar's editor, drawn before a page's fragment changed a parameter, now
+    says the wrong count ("defaults" after a slider moved): a fragment's run does not redraw it."""
+    return st.session_state.get(EDITOR_LABEL, editor_label()) != editor_label()
+
+
 def parameter_editor(page: str, shown_on_page: tuple[str, ...] = ()) -> None:
     """Every parameter, grouped by the stage it affects (for the sidebar),
     except those in ``shown_on_page``, which that page draws itself."""
     error = st.session_state.get(PARAMETER_ERROR)
     if error:
         st.warning(md(f"Not applied: {error}"))
-    changed = differing_from_defaults(parameter_values())
-    label = f"Parameters ({len(changed)} changed)" if changed else "Parameters (defaults)"
+    label = editor_label()
+    st.session_state[EDITOR_LABEL] = label
     # Stages in the order their first parameter comes, so a new stage shows up too.
     stages = list(dict.fromkeys(field["stage"] for field in FIELDS.values()))
     with st.expander(label, expanded=False):

@@ -200,7 +200,9 @@ def index_default_repository_once(index: Index, params: Parameters) -> None:
     with index_lock():
         if index.repositories():
             return
-        st.info(
+        # Said while it runs, then gone: the finished run's own line (leaves, files, time) stays.
+        banner = st.empty()
+        banner.info(
             md(f"First start: indexing the default repository {path.name} so there is something to explore.")
         )
         try:
@@ -208,4 +210,6 @@ def index_default_repository_once(index: Index, params: Parameters) -> None:
         except (OSError, RuntimeError, ValueError) as error:
             st.error(md(f"Indexing the default repository {path} failed: {error}"))
             return
+        finally:
+            banner.empty()
     set_active_repository(report.repository_id)

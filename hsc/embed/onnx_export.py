@@ -154,6 +154,12 @@ def _export(spec: EncoderSpec, cache_dir: Path) -> tuple[Path, Path]:
     return model_file, meta_file
 
 
+def needs_export(spec: EncoderSpec, cache_dir: Path) -> bool:
+    """Whether loading ``spec`` from ``cache_dir`` exports the model first (20-30 s, once)."""
+    model_file, meta_file = export_files(spec, cache_dir)
+    return spec.backend.startswith("onnx") and not (meta_file.exists() and model_file.exists())
+
+
 def load_exported(
     spec: EncoderSpec, cache_dir: Path, device: str = "auto", threads: int | None = None
 ) -> OnnxEmbedder:

@@ -17,8 +17,8 @@ import numpy as np
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# Measured on held-out code: 0.1 x max-normalised BM25 added to the cosine
-# gave the best Recall@10 of 0.1 / 0.2 / 0.3 and reciprocal rank fusion.
+# Chosen with `bench quality` on the standard library: 0.1 x max-normalised BM25 added to
+# the cosine gave the best Recall@10 of 0.05 / 0.1 / 0.2 (README, *Retrieval quality*).
 DEFAULT_LEXICAL_WEIGHT = 0.1
 
 
@@ -80,11 +80,11 @@ def match_expression(text: str, counts: TermCounts | None = None, share: float =
     """An FTS5 query matching any of the text's terms but those held by more than
     ``share`` of the leaves by ``counts`` ("" when none is left).
 
-    Why leave terms out: at 757,037 leaves of real code (the packages of a virtualenv
-    and the standard library) a docstring's terms together matched 56% of the leaves
-    (median of 40), and FTS5 scores every match before it keeps the best: 414 ms a
-    query. Left out when in more than a fifth of the leaves, 133 ms, and Recall@10 on
-    the quality benchmark did not drop (README, *Retrieval quality*)."""
+    Why leave terms out: a docstring's terms are words code uses everywhere, together
+    they match most leaves, and FTS5 scores every match before it keeps the best. Over
+    10^6 synthetic leaves (``bench scale``) the whole hybrid query took 1.29 s with every
+    term and 68 ms without those in more than a fifth of the leaves, and Recall@10 on the
+    quality benchmark did not drop (README, *Retrieval quality*)."""
     unique = list(dict.fromkeys(terms(text)))
     left_out = counts.common(unique, share) if counts is not None else set()
     return " OR ".join(f'"{term}"' for term in unique if term not in left_out)

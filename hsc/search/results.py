@@ -60,6 +60,9 @@ class QueryResult:
     text: str = ""
     language: str = ""
     parent: NodeView | None = None
+    # In the hybrid modes, the BM25 part of ``score`` (lexical_weight x BM25 / the query's best
+    # BM25; 0 for a leaf BM25 did not find): the rest is the cosine. None in the dense modes.
+    lexical_score: float | None = None
     # Pieces of one split definition found by the same query, shown as this one result (its
     # leaf, score and rank are the best piece's; its lines span them all): (leaf id, start
     # line, end line) in line order. Empty: the result is one leaf (or pieces kept apart).
@@ -144,6 +147,10 @@ class QueryResponse:
     # Every group stage 1 opened, best first; ``groups`` describes the first of them and
     # every group that holds a result (a widened stage 1 opens thousands at 10^5 leaves).
     opened_group_ids: list[str] = field(default_factory=list)
+    # Leaves inside those groups, and how many leaves BM25 found (hybrid modes): stage 2 scored
+    # the opened leaves plus the BM25 leaves outside them (leaves_compared).
+    opened_leaves: int = 0
+    lexical_candidates: int = 0
     # Whether pieces of one split definition were joined into one result (QueryResult.pieces).
     pieces_joined: bool = True
 

@@ -43,6 +43,13 @@ from hsc.store.sidecar import SideFiles
 GROUPS_DESCRIBED = 100
 
 
+def _lexical_part(lexical: dict[int, float], weight: float) -> Callable[[int], float]:
+    """What :func:`hsc.search.lexical.fuse` added to a row's score: ``weight`` times its BM25
+    score over the query's best (both rankings fuse every candidate, so the best is the same)."""
+    top = max(lexical.values(), default=0.0)
+    return lambda row: weight * lexical.get(row, 0.0) / top if top > 0 and weight else 0.0
+
+
 def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
     """The rows of ``table`` where ``keep`` is true, still in document order."""
     rows = np.flatnonzero(keep)
@@ -282,8 +289,9 @@ class Searching:
             label = labels.get(node_id)
             if label is not None:
                 groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
-        two_stage = self._results(loaded, staged)
-        flat_results = self._results(loaded, exact)
+        lexical_part = _lexical_part(lexical, params.lexical_weight) if lexical is not None else None
+        two_stage = self._results(loaded, staged, lexical_part)
+        flat_results = self._results(loaded, exact, lexical_part)
         ranked = two_stage + flat_results
         parent_of = {r.parent_id: parse_node_id(r.parent_id)[1] for r in ranked if r.parent_id}
         parents = self._mid_views(hierarchy_id, sorted(set(parent_of.values())), True)
@@ -301,6 +309,8 @@ class Searching:
             embedding_ms=embedding_ms,
             hierarchy_id=hierarchy_id,
             opened_group_ids=[loaded.mid_node_ids[ordinal] for ordinal in opened.tolist()],
+            opened_leaves=staged.opened_leaves,
+            lexical_candidates=len(lexical or {}),
         )
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
@@ -368,9 +378,12 @@ class Searching:
         found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 
-    def _results(self, loaded: _Loaded, retrieval: Retrieval) -> list[QueryResult]:
+    def _results(
+        self, loaded: _Loaded, retrieval: Retrieval, lexical_part: Callable[[int], float] | None = None
+    ) -> list[QueryResult]:
         """The retrieved leaves still in the database, with their group's id (the parent view is
-        filled in by the caller, for all results at once)."""
+        filled in by the caller, for all results at once) and, in a hybrid mode, the BM25 part of
+        each score (``lexical_part`` of its row)."""
         leaf_ids = [int(loaded.table.leaf_ids[hit.row]) for hit in retrieval.leaves]
         rows = self.store.leaves_by_id(leaf_ids)
         group_of_row = (
@@ -395,6 +408,7 @@ class Searching:
                     parent_score=None if hit.group < 0 else hit.group_score,
                     text=row["text"],
                     language=row["language"] or "",
+                    lexical_score=None if lexical_part is None else lexical_part(hit.row),
                 )
             )
         return results

@@ -97,6 +97,8 @@ class Retrieval:
     groups: GroupHits
     leaves: list[LeafHit]
     leaves_compared: int
+    # Of leaves_compared, those inside the groups stage 1 opened (the rest: BM25 candidates).
+    opened_leaves: int = 0
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -300,6 +302,7 @@ class TwoStageRetriever:
         if not groups:
             return Retrieval(GroupHits(), [], 0)
         rows, owner_scores = self._group_rows(groups)
+        opened_leaves = len(rows)
         if lexical:
             group_score = dict(zip(groups.ordinals.tolist(), groups.scores.tolist()))
             # The lexical candidates stage 1 did not open, in row order (marks over the table, as
@@ -327,7 +330,7 @@ class TwoStageRetriever:
             LeafHit(int(rows[i]), float(scores[i]), int(owner), float(owner_scores[i]))
             for i, owner in zip(best, owners)
         ]
-        return Retrieval(groups, leaves, int(len(rows)))
+        return Retrieval(groups, leaves, int(len(rows)), opened_leaves)
 
 
 def lexical_by_row(lexical: dict[int, float], leaves: int, dtype: type = np.float32) -> np.ndarray:

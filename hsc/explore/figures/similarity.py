@@ -23,6 +23,7 @@ from hsc.explore.figures.style import (
     plot_text,
 )
 from hsc.explore.views import keep_end, min_max_envelope
+from hsc.hierarchy.boundaries import smooth
 from hsc.hierarchy.groups import HierarchyPlan
 
 
@@ -43,6 +44,53 @@ class SimilarityView:
     pairs: int
     topic_boundaries: int
     groups: int
+
+
+# The seed's smoothing window, drawn faintly when the shipped window (1) leaves the curve unsmoothed.
+SEED_WINDOW = 3
+# The overview's one curve: the lowest and the highest raw similarity of each pixel column.
+OVERVIEW_CURVE = "raw similarity, lowest to highest per column"
+SEED_WINDOW_COLOUR = "rgba(148, 103, 189, 0.85)"
+# A file name's width along the top, for placing them: the chart's plotting width is about this
+# many pixels on the app's wide layout, and an 11 px name about this many pixels a character.
+PLOT_WIDTH_PX = 1000
+LABEL_PX_PER_CHARACTER = 6.6
+
+
+def _unsmoothed_comparison(kind: str, x: np.ndarray, similarities: np.ndarray, window: int) -> list[dict]:
+    """At window 1 the smoothed curve is the raw one, so what smoothing would do is not seen:
+    the curve at the seed's window, faint and dotted, shows it (it decides nothing)."""
+    if window != 1 or len(similarities) < SEED_WINDOW:
+        return []
+    return [
+        {
+            "type": kind,
+            "x": x,
+            "y": np.round(smooth(similarities, SEED_WINDOW), 4).astype(np.float32),
+            "name": f"window {SEED_WINDOW} (the seed's), for comparison only",
+            "mode": "lines",
+            "hovertemplate": "%{fullData.name}: %{y:.3f}<extra></extra>",
+            "line": {"color": SEED_WINDOW_COLOUR, "width": 2, "dash": "dot"},
+        }
+    ]
+
+
+def _placed_labels(
+    labels: Sequence[tuple[float, str]], span: int, rows: int = 2
+) -> list[tuple[int, tuple[float, str]]]:
+    """(row, label) of those ``labels`` (x in leaves, name) that fit on one of ``rows`` rows
+    without touching a neighbour, placed left to right on the first row with room."""
+    per_leaf = PLOT_WIDTH_PX / max(span, 1)
+    right_edge = [-np.inf] * rows
+    placed: list[tuple[int, tuple[float, str]]] = []
+    for position, name in labels:
+        half = len(name) * LABEL_PX_PER_CHARACTER / 2 + 4
+        centre = position * per_leaf
+        row = next((r for r in range(rows) if right_edge[r] <= centre - half), None)
+        if row is not None:
+            right_edge[row] = centre + half
+            placed.append((row, (position, name)))
+    return placed
 
 
 def similarity_curve(
@@ -132,6 +180,7 @@ def similarity_curve(
             "hovertemplate": value_only,
             "line": {"color": SMOOTHED_COLOUR, "width": 2.5},
         },
+        *_unsmoothed_comparison(kind, x, similarities, window),
         {
             "type": kind,
             "x": x[below],
@@ -175,15 +224,15 @@ def similarity_curve(
             "font": {"color": LIMIT_COLOUR},
         }
     ]
-    # File names along the top, on two staggered rows so short neighbours do not collide.
-    for number, (position, name) in enumerate(file_labels):
+    # File names along the top, on two rows; a name with no room on either is left to the hover.
+    for row, (position, name) in _placed_labels(file_labels, pairs + 1):
         annotations.append(
             {
                 "x": position,
                 "y": 1.0,
                 "yref": "paper",
                 "yanchor": "bottom",
-                "yshift": 16 * (number % 2),
+                "yshift": 16 * row,
                 "showarrow": False,
                 "text": plot_text(name),
                 "font": {"size": 11, "color": "#444"},
@@ -279,6 +328,23 @@ def plan_similarity_curve(plan: HierarchyPlan, leaf_start: int, leaf_end: int, t
     )
 
 
+def _envelope_band(x: np.ndarray, low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The area between ``low`` and ``high`` as closed outlines, one per run of columns where
+    both have a value (NaN between outlines)."""
+    filled = ~(np.isnan(low) | np.isnan(high))
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], filled.astype(np.int8), [0]))))
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        run = slice(start, end)
+        xs += [x[run], x[run][::-1], [np.nan]]
+        ys += [high[run], low[run][::-1], [np.nan]]
+    if not xs:
+        return np.zeros(0, np.float32), np.zeros(0, np.float32)
+    # float32: the figure is sent as typed arrays, and a float64 band doubled the overview's bytes.
+    return np.concatenate(xs).astype(np.float32), np.concatenate(ys).astype(np.float32)
+
+
 def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     """The whole repository's raw similarity of adjacent leaves, reduced to
     the lowest and highest value per pixel column (every dip stays visible),
@@ -294,7 +360,6 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
     filled = envelope.low[~np.isnan(envelope.low)]
     bottom, top = min(0.0, float(filled.min()) if len(filled) else 0.0) - 0.05, 1.05
     width = window[1] - window[0]
-    x = envelope.starts
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
@@ -308,23 +373,25 @@ def overview_curve(plan: HierarchyPlan, window: tuple[int, int]) -> go.Figure:
             "name": "detail window (below)",
         }
     ]
-    curves = ((envelope.low, "raw similarity, lowest per column"), (envelope.high, "highest per column"))
-    for values, name in curves:
-        # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
-        data.append(
-            {
-                "type": "scatter",
-                "x": x,
-                "y": values,
-                "mode": "lines",
-                "name": name,
-                "line": {"color": SMOOTHED_COLOUR, "width": 1},
-                "fill": "tonexty" if name.startswith("highest") else "none",
-                "fillcolor": "rgba(31, 119, 180, 0.25)",
-                "hovertemplate": "leaves from %{x}: " + name + " %{y:.3f}<extra></extra>",
-                "showlegend": name.startswith("raw"),
-            }
-        )
+    # The lowest and highest value of each column as one filled outline per run of columns with a
+    # value: its edges are the two curves. A fill between two traces joined the two sides of a gap
+    # (columns of file edges only) with a diagonal across the chart, and sent every point twice.
+    # SVG: a few hundred points draw faster than starting WebGL (software-rendered without a GPU).
+    band_x, band_y = _envelope_band(envelope.starts, envelope.low, envelope.high)
+    data.append(
+        {
+            "type": "scatter",
+            "x": band_x,
+            "y": band_y,
+            "mode": "lines",
+            "name": OVERVIEW_CURVE,
+            "line": {"color": SMOOTHED_COLOUR, "width": 1},
+            "fill": "toself",
+            "fillcolor": "rgba(31, 119, 180, 0.25)",
+            "hoveron": "points",
+            "hovertemplate": "leaves from %{x:.0f}: raw similarity %{y:.3f}<extra></extra>",
+        }
+    )
     layout = {
         "xaxis": {
             "title": {"text": "leaves in document order (click to move the window there)"},

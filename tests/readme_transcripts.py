@@ -1,0 +1,146 @@
+"""The README's command-line transcripts, run as written.
+
+A transcript is a ```text block whose lines start with ``$ python -m hsc``;
+the lines under a command are what it printed on stdout. ``run_block`` runs
+the commands of one block from a fresh copy of the bundled sample (the paths
+in the README are relative to the repository's top folder), and ``compare``
+says where the README differs: times may differ (they are the machine's),
+scores by the int8 encoder's batch noise, everything else (counts, ranks,
+paths, scopes, ids) not at all.
+
+    python tests/readme_transcripts.py           # check: prints the differences, exit 1 if any
+    python tests/readme_transcripts.py --write   # rewrite the README's transcripts from a fresh run
+
+``make readme`` runs the second; ``tests/test_readme.py`` the first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+PROMPT = "$ python -m hsc "
+# What a rerun may change: times (seconds, milliseconds), and scores within the int8 encoder's noise.
+_TIME = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
+_SCORE = re.compile(r"(?<![\w.:/-])[01]\.\d{3}(?![\d])")
+SCORE_TOLERANCE = 0.01
+
+
+@dataclass
+class Transcript:
+    start: int  # offsets of the block's body in the README
+    end: int
+    commands: list[str]  # each with its trailing "# comment", as written
+    outputs: list[list[str]]  # what the README shows under each
+
+
+def transcripts(text: str) -> list[Transcript]:
+    found = []
+    for match in re.finditer(r"```text\n(.*?)```", text, flags=re.DOTALL):
+        body = match.group(1)
+        if PROMPT not in body:
+            continue
+        commands: list[str] = []
+        outputs: list[list[str]] = []
+        for line in body.splitlines():
+            if line.startswith(PROMPT):
+                commands.append(line[2:])
+                outputs.append([])
+            elif commands and line.strip():
+                outputs[-1].append(line)
+        found.append(Transcript(match.start(1), match.end(1), commands, outputs))
+    return found
+
+
+def run_block(commands: list[str], workdir: Path) -> list[list[str]]:
+    """Each command's stdout lines, run in ``workdir`` (which holds ``sample_repos``)."""
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+    printed = []
+    for command in commands:
+        argv = shlex.split(command, comments=True)
+        assert argv[:2] == ["python", "-m"], command
+        done = subprocess.run(
+            [sys.executable, *argv[1:]], cwd=workdir, env=environment, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{command}: exit {done.returncode}\n{done.stderr}")
+        # The CLI names the folder it indexed by its full path: the README's is the checkout's.
+        shown = done.stdout.replace(f"{workdir.resolve()}/", "").replace(f"{workdir}/", "")
+        printed.append([line for line in shown.splitlines() if line.strip()])
+    return printed
+
+
+def fresh_checkout(folder: Path) -> Path:
+    """A folder laid out like the repository's top, with a copy of the sample the README indexes."""
+    shutil.copytree(
+        ROOT / "sample_repos" / "inventory_py",
+        folder / "sample_repos" / "inventory_py",
+        ignore=shutil.ignore_patterns(".hsc"),
+    )
+    return folder
+
+
+def _scores(line: str) -> list[float]:
+    return [float(value) for value in _SCORE.findall(_TIME.sub("", line))]
+
+
+def _shape(line: str) -> str:
+    """The line with its times and scores blanked: what must match exactly."""
+    return _SCORE.sub("S", _TIME.sub("T", line))
+
+
+def compare(shown: list[str], printed: list[str]) -> list[str]:
+    """Where ``shown`` (the README) and ``printed`` (a run) differ beyond times and score noise."""
+    problems = []
+    if len(shown) != len(printed):
+        problems.append(f"{len(shown)} lines shown, {len(printed)} printed")
+    for was, now in zip(shown, printed):
+        if _shape(was) != _shape(now):
+            problems.append(f"README: {was}\n   run: {now}")
+            continue
+        off = [(a, b) for a, b in zip(_scores(was), _scores(now)) if abs(a - b) > SCORE_TOLERANCE]
+        if off:
+            problems.append(f"scores {off}: README: {was}\n   run: {now}")
+    return problems
+
+
+def render(transcript: Transcript, printed: list[list[str]]) -> str:
+    lines = []
+    for command, output in zip(transcript.commands, printed):
+        if lines:
+            lines.append("")
+        lines.append(f"$ {command}")
+        lines.extend(output)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    text = README.read_text(encoding="utf-8")
+    found = transcripts(text)
+    problems: list[str] = []
+    rewritten = text
+    for transcript in reversed(found):
+        with tempfile.TemporaryDirectory() as folder:
+            printed = run_block(transcript.commands, fresh_checkout(Path(folder)))
+        for command, shown, output in zip(transcript.commands, transcript.outputs, printed):
+            problems += [f"{command}\n  {problem}" for problem in compare(shown, output)]
+        rewritten = rewritten[: transcript.start] + render(transcript, printed) + rewritten[transcript.end :]
+    if "--write" in argv:
+        README.write_text(rewritten, encoding="utf-8")
+        print(f"rewrote {len(found)} transcripts in {README.name}")
+        return 0
+    print("\n".join(problems) or f"{len(found)} transcripts hold")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

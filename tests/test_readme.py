@@ -1,0 +1,143 @@
+"""What the README says about the command line, the parameters and the app holds for this code.
+
+The transcripts are run as written (``tests/readme_transcripts.py``; ``make readme`` rewrites them
+from a fresh run); the command and parameter tables are compared with the parser and the
+dataclasses; the figure quoted from a command is that command's output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+import readme_transcripts
+
+from hsc.bench import SUITES
+from hsc.cli import build_parser
+from hsc.params import SEED_PARAMETERS, Parameters, Settings, describe
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def section(title: str) -> str:
+    start = README.index(f"\n## {title}")
+    end = README.find("\n## ", start + 1)
+    return README[start : end if end > 0 else len(README)]
+
+
+def subcommands() -> dict[str, object]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")
+    return dict(action.choices)  # type: ignore[attr-defined]
+
+
+def test_the_command_line_transcripts_print_what_the_readme_shows(tmp_path: Path) -> None:
+    found = readme_transcripts.transcripts(README)
+    assert found, "no transcript in the README"
+    for number, transcript in enumerate(found):
+        workdir = readme_transcripts.fresh_checkout(tmp_path / str(number))
+        printed = readme_transcripts.run_block(transcript.commands, workdir)
+        problems = [
+            f"{command}\n  {problem}"
+            for command, shown, output in zip(transcript.commands, transcript.outputs, printed, strict=True)
+            for problem in readme_transcripts.compare(shown, output)
+        ]
+        assert not problems, "the README's transcript is stale (make readme):\n" + "\n".join(problems)
+
+
+def test_the_comparison_tells_noise_from_drift() -> None:
+    shown = ["  1  0.779  inventory/pricing.py:73-82  inventory.pricing.apply_discount  parent mid:36 0.565"]
+    jitter = ["  1  0.781  inventory/pricing.py:73-82  inventory.pricing.apply_discount  parent mid:36 0.563"]
+    assert readme_transcripts.compare(shown, jitter) == []
+    for drifted in (
+        shown[0].replace("0.779", "0.712"),  # a score
+        shown[0].replace("mid:36", "mid:18"),  # an id
+        shown[0].replace("73-82", "73-83"),  # a line range
+    ):
+        assert readme_transcripts.compare(shown, [drifted])
+    timed = ["query: x  (hybrid, 16 leaves compared of 95, 10.49 ms)", "indexed: 95 leaves in 9.7s"]
+    assert (
+        readme_transcripts.compare(timed, [t.replace("10.49", "3.2").replace("9.7", "41.0") for t in timed])
+        == []
+    )
+    assert readme_transcripts.compare(timed, [timed[0].replace("16 leaves", "50 leaves"), timed[1]])
+
+
+def test_the_command_table_names_every_subcommand_and_bench_suite() -> None:
+    table = section("Command line")
+    named = set(re.findall(r"^\| `([a-z]+)", table, flags=re.MULTILINE))
+    assert named == set(subcommands()), named ^ set(subcommands())
+    benched = {
+        suite
+        for row in re.findall(r"^\| `bench ([^`]+)`", table, flags=re.MULTILINE)
+        for suite in re.split(r"\\?\|", row.split()[0])
+    }
+    assert benched <= {"perf", *SUITES}, benched - {"perf", *SUITES}
+
+
+def test_what_the_readme_says_takes_db_does() -> None:
+    without = {name for name, parser in subcommands().items() if "--db" not in parser._option_string_actions}
+    assert without == {"params"}
+    assert "Every subcommand but `params` takes `--db FILE`" in section("Command line")
+
+
+def test_the_parameter_table_lists_every_parameter_and_setting_with_its_default() -> None:
+    rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \| (\w+) \|", section("Parameters"), flags=re.MULTILINE)
+    shown = {name: (default, stage) for name, default, stage in rows}
+    for kind in (Parameters, Settings):
+        for entry in describe(kind):
+            name = entry["name"]
+            assert name in shown, f"{name} is not in the README's parameter table"
+            default = "$OLLAMA_HOST or empty" if name == "ollama_host" else str(entry["default"])
+            assert shown.pop(name) == (default, entry["stage"]), name
+    assert not shown, f"the README lists parameters hsc does not have: {sorted(shown)}"
+
+
+def test_the_additions_to_the_seeds_parameters_are_the_ones_named() -> None:
+    additions = {f.name for f in fields(Parameters)} - SEED_PARAMETERS
+    sentence = re.search(r"hsc's additions to the eight parameters of the method \(([^)]*)\)", README)
+    assert sentence, "the README no longer names hsc's additions to the seed's parameters"
+    assert set(re.findall(r"`(\w+)`", sentence.group(1))) == additions
+
+
+@pytest.mark.parametrize("quoted", ["the Walkthrough's cosine with its own group against another's"])
+def test_a_figure_quoted_from_a_command_is_what_the_command_prints(quoted: str, tmp_path: Path) -> None:
+    match = re.search(
+        r"\((\d\.\d\d) against (\d\.\d\d) on `inventory_py`, default set:\s*`(python -c \"[^`]+\")`", README
+    )
+    assert match, quoted
+    own, other, command = float(match.group(1)), float(match.group(2)), match.group(3)
+    workdir = readme_transcripts.fresh_checkout(tmp_path)
+    readme_transcripts.run_block(["python -m hsc index sample_repos/inventory_py --quiet"], workdir)
+    code = re.fullmatch(r'python -c "(.*)"', command, flags=re.DOTALL)
+    assert code
+    done = subprocess.run(
+        [sys.executable, "-c", code.group(1)],
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"},
+        check=True,
+    )
+    printed_own, printed_other = map(float, done.stdout.split())
+    assert abs(printed_own - own) <= 0.01 and abs(printed_other - other) <= 0.01, done.stdout
+
+
+def test_no_test_asserts_a_speed() -> None:
+    """The README says speed targets live in the benchmarks: no test compares a clock reading."""
+    timed = re.compile(r"assert .*(perf_counter|monotonic|elapsed|_seconds|_ms)\b.*<")
+    found = [
+        f"{path.name}:{number}"
+        for path in sorted((ROOT / "tests").glob("*.py"))
+        if path.name != Path(__file__).name  # the pattern above
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if timed.search(line) and "timeout" not in line and "deadline" not in line
+    ]
+    assert found == []
+    assert "No test asserts a speed" in README
