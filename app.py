@@ -15,8 +15,8 @@ import streamlit as st
 
 import ui
 from hsc import Index
+from hsc.chunk.ingest import parse_excludes
 from hsc.explore.figures import chart_config
-from hsc.explore.views import duration
 from ui.charts import folder_leaves_figure
 from ui.progress import LAST_REPORT
 
@@ -43,15 +43,15 @@ if stopped:
     )
 
 
-def index_then_rerun(index: Index, path: Path) -> None:
+def index_then_rerun(index: Index, path: Path, excludes: list[str] | None = None) -> None:
     """Index ``path``, make it active and rerun, so the list of repositories
     and the sidebar include it; the outcome is shown after the rerun."""
-    survey = ui.folder_survey(path)
+    survey = ui.folder_survey(path, None if excludes is None else tuple(excludes))
     # Any click reruns the page, which ends this run between two files: that is the stop.
     st.button("Stop indexing", key="repo:stop", help="What was done is kept; indexing again resumes.")
     try:
         report = ui.run_indexing(
-            index, path, ui.current_parameters(), expected_leaves=survey.estimated_leaves
+            index, path, ui.current_parameters(), expected_leaves=survey.estimated_leaves, excludes=excludes
         )
     except (OSError, RuntimeError, ValueError) as error:
         st.error(ui.md(f"Indexing {path} failed: {error}"))
@@ -105,18 +105,29 @@ with choose:
         f"Leaves are cut with minimum_chunk_token_length = {params.minimum_chunk_token_length} and "
         f"maximum_chunk_token_length = {params.maximum_chunk_token_length} (change them in the sidebar)."
     )
+    excludes: list[str] | None = None
     if path is not None:
-        survey = ui.folder_survey(path)
-        st.caption(
-            f"{survey.files} files, {survey.bytes / 1024:,.0f} kB: about {survey.estimated_leaves} leaves, "
-            f"about {duration(survey.estimated_seconds)} to embed them here (less with cached vectors)."
+        kept = index.excludes(path)
+        typed_excludes = st.text_input(
+            "Leave out",
+            key="repo:exclude",
+            placeholder=", ".join(kept) or "glob patterns, e.g. tests/data/, *_pb2.py",
+            help="Paths to keep out of the index (gitignore patterns, separated by commas), besides the "
+            "repository's .hscignore. They are kept with the repository for the next runs; empty keeps "
+            "the ones kept" + (f" ({', '.join(kept)})." if kept else "."),
         )
+        try:
+            excludes = parse_excludes(typed_excludes) if typed_excludes.strip() else None
+        except ValueError as error:
+            st.error(ui.md(str(error)))
+        survey = ui.folder_survey(path, None if excludes is None else tuple(excludes))
+        st.caption(f"{survey.describe()}; less with cached vectors.")
     # Never disabled: a path typed and not yet confirmed arrives with the click, which must count.
     if st.button("Index", type="primary", key="repo:index"):
         if path is None:
             st.warning("Choose a repository to index first.")
         else:
-            index_then_rerun(index, path)
+            index_then_rerun(index, path, excludes)
 
 with known:
     st.subheader("Already in the database")

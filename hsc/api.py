@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec, spec_of
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.index.browsing import DEFAULT_HIERARCHY, Browsing
-from hsc.params import Parameters, Settings, with_values
+from hsc.params import CHUNK_FIELDS, Parameters, Settings, with_values
 from hsc.search.results import (
     EMPTY_QUERY,
     GroupResult,
@@ -34,6 +34,7 @@ from hsc.store.sidecar import SideFiles
 if TYPE_CHECKING:
     from hsc.chunk.tokens import TokenCounter
     from hsc.hierarchy.summarize import Summarizer
+    from hsc.index.estimate import FolderSurvey
     from hsc.index.pipeline import IndexReport, ProgressCallback
 
 # The value types live in hsc.search.results; they are part of this module's public face too.
@@ -50,8 +51,6 @@ __all__ = [
     "default_database",
     "parse_node_id",
 ]
-
-CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length")
 
 
 def default_database(repository: str | Path | None = None) -> Path:
@@ -192,6 +191,23 @@ class Index(Browsing, Searching):
                 return int(repository["id"])
         return None
 
+    def find_repository(self, name_or_path: str | Path) -> int:
+        """The id of the repository with this root folder, or else this name (as ``stats``
+        shows it); a ValueError listing the repositories when none (or several) match."""
+        found = self.repository_id(name_or_path)
+        if found is not None:
+            return found
+        named = [r for r in self.store.repositories() if r["name"] == str(name_or_path)]
+        if len(named) == 1:
+            return int(named[0]["id"])
+        what = "several repositories are named" if named else "no repository is named or rooted at"
+        raise ValueError(f"{what} {str(name_or_path)!r} here; {self.repository_listing()}")
+
+    def repository_listing(self) -> str:
+        """ "indexed: NAME (ROOT), ..." for messages that ask a person to choose."""
+        shown = [f"{r['name']} ({r['root']})" for r in self.store.repositories()]
+        return f"indexed: {', '.join(shown)}" if shown else "nothing is indexed yet"
+
     def _only_repository(self, repository_id: int | None) -> int:
         if repository_id is not None:
             return repository_id
@@ -200,15 +216,24 @@ class Index(Browsing, Searching):
             raise ValueError(
                 "this database holds no repository yet; index one first"
                 if not repositories
-                else "this database holds several repositories; say which"
+                else "this database holds several repositories; say which (by name or root folder; "
+                f"--repo on the command line): {self.repository_listing()}"
             )
         return int(repositories[0]["id"])
 
     def index(
-        self, path: str | Path, params: Parameters | None = None, progress: ProgressCallback | None = None
+        self,
+        path: str | Path,
+        params: Parameters | None = None,
+        progress: ProgressCallback | None = None,
+        excludes: list[str] | None = None,
     ) -> IndexReport:
         """Index (or bring up to date) a repository, then rebuild its named
-        hierarchies if anything changed (a ``default`` one is made the first time)."""
+        hierarchies if anything changed (a ``default`` one is made the first time).
+
+        ``excludes``: gitignore-style patterns of paths to leave out, besides the
+        repository's ``.hscignore``; kept with the repository, so later runs (None) use
+        them again; a list given replaces them (``[]`` clears them)."""
         root = Path(path)
         if not root.exists():
             raise FileNotFoundError(f"no such folder: {root}")
@@ -228,6 +253,7 @@ class Index(Browsing, Searching):
                 lambda: self.embedder_for(spec),
                 progress,
                 vector_key=spec.key,
+                excludes=excludes,
             )
             existing = self.store.hierarchies(report.repository_id)
             # The first "default" set is built from the default parameters, whatever
@@ -247,6 +273,22 @@ class Index(Browsing, Searching):
                         notes.append(built["summariser_note"])
                 report.summariser_note = next((note for note in notes if note), "")
         return report
+
+    def excludes(self, path: str | Path) -> list[str]:
+        """The exclusion patterns a repository keeps for its runs (``index(excludes=...)``)."""
+        from hsc.index.pipeline import stored_excludes
+
+        repository_id = self.repository_id(path)
+        return [] if repository_id is None else stored_excludes(self.store, repository_id)
+
+    def survey(self, path: str | Path, excludes: list[str] | None = None) -> FolderSurvey:
+        """Before indexing ``path``: the files it will parse (those kept out by ``.hscignore``
+        and ``excludes``, else the patterns kept for it, left out) and about how long that
+        takes at this machine's measured rate (:mod:`hsc.index.estimate`)."""
+        from hsc.index.estimate import survey_folder
+
+        patterns = self.excludes(path) if excludes is None else excludes
+        return survey_folder(Path(path), self.settings, self.store, patterns)
 
     # A hierarchy is updated file by file when a few files changed; more than
     # this many paths rebuild it whole (one SQL statement names them all).

@@ -10,6 +10,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sqlite3
 import sys
 from pathlib import Path
@@ -18,24 +19,45 @@ from typing import TYPE_CHECKING, Any
 from hsc import __version__
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
-from hsc.params import RETRIEVAL_MODES, Parameters, Settings, configure, describe
+from hsc.params import (
+    RETRIEVAL_MODES,
+    Parameters,
+    Settings,
+    configure,
+    describe,
+    given_values,
+    query_overrides,
+)
 from hsc.store.dbfile import explain
 
 if TYPE_CHECKING:
+    from hsc.index.estimate import TimeLeft
     from hsc.index.pipeline import Progress
 
 
-def _progress_printer(enabled: bool) -> Any:
+def _progress_printer(enabled: bool, clock: TimeLeft | None = None) -> Any:
+    """Progress lines on stderr; with ``clock``, the files' lines say about how long is left."""
+
     def show(event: Progress) -> None:
+        if clock is not None:
+            clock(event)
         if not enabled:
             return
         # The first, every tenth and the last event of a stage: readable in a log.
         step = max(1, event.total // 10) if event.total else 1
         if event.done == event.total or event.done % step == 0 or event.done == 1:
             total = f"/{event.total}" if event.total else ""
-            print(f"[{event.stage}] {event.done}{total} {event.message}", file=sys.stderr, flush=True)
+            left = clock.seconds_left() if clock is not None and event.stage == "files" else None
+            later = f" (about {_duration(left)} left)" if left and event.done < event.total else ""
+            print(f"[{event.stage}] {event.done}{total} {event.message}{later}", file=sys.stderr, flush=True)
 
     return show
+
+
+def _duration(seconds: float) -> str:
+    from hsc.index.estimate import duration
+
+    return duration(seconds)
 
 
 def _say_once(note: str) -> None:
@@ -58,11 +80,17 @@ def _open(args: argparse.Namespace, settings: Settings, repository: str | None =
 
 
 def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
+    """``--repo`` (a name as ``stats`` prints it, or a root folder), else the only repository."""
     if getattr(args, "repo", None):
-        found = index.repository_id(args.repo)
-        if found is None:
-            raise SystemExit(f"hsc: {args.repo} is not indexed in {index.store.path}")
-        return found
+        try:
+            return index.find_repository(args.repo)
+        except ValueError as error:
+            raise SystemExit(f"hsc: {index.store.path}: {error}") from None
+    if len(index.repositories()) > 1:
+        raise SystemExit(
+            f"hsc: {index.store.path} holds several repositories; say which with --repo NAME or --repo "
+            f"PATH ({index.repository_listing()})"
+        )
     return None
 
 
@@ -75,7 +103,26 @@ def command_index(args: argparse.Namespace) -> int:
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
     with _open(args, settings, repository=args.path) as index:
-        report = index.index(args.path, params, progress=_progress_printer(not args.quiet))
+        from hsc.index.estimate import TimeLeft  # parsing is imported by `index` only (a cold query is timed)
+
+        excludes = args.exclude
+        clock = None
+        try:
+            if not args.quiet:
+                survey = index.survey(root, excludes)
+                print(f"[estimate] {survey.describe()}", file=sys.stderr, flush=True)
+                clock = TimeLeft(survey.estimated_seconds)
+            report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
+            repository_id = index.repository_id(args.path)
+            kept = (
+                sum(f["status"] == "indexed" for f in index.store.files(repository_id))
+                if repository_id
+                else 0
+            )
+            print(f"interrupted: {kept} files kept; run again to continue", file=sys.stderr, flush=True)
+            return 130
         summary = {**report.to_json(), "database": str(index.store.path)}
         _say_once(report.summariser_note)
         if args.json:
@@ -115,10 +162,12 @@ def _hierarchy_id(index: Index, args: argparse.Namespace) -> int | None:
     if not args.hierarchy:
         return None
     repository_id = _repository_id(index, args)
-    for row in index.hierarchies(repository_id):
+    rows = index.hierarchies(repository_id)
+    for row in rows:
         if row["name"] == args.hierarchy:
             return int(row["id"])
-    raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}")
+    names = ", ".join(repr(row["name"]) for row in rows) or "none yet (python -m hsc build --name NAME)"
+    raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}; this repository has {names}")
 
 
 def _print_response(response: Any, as_json: bool) -> None:
@@ -131,11 +180,14 @@ def _print_response(response: Any, as_json: bool) -> None:
     )
     for r in response.results:
         parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
-        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{r.start_line}-{r.end_line}  {r.scope}{parent}")
+        lines = ",".join(f"{start}-{end}" for _, start, end in r.pieces) or f"{r.start_line}-{r.end_line}"
+        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{lines}  {r.scope}{parent}")
 
 
 def command_query(args: argparse.Namespace) -> int:
-    params, settings = _configure(args)
+    _, settings = _configure(args)
+    # Every query-stage parameter given applies; any other parameter is refused, naming where it is set.
+    overrides = query_overrides(given_values(args.config, args.set), with_settings=True)
     if args.text is not None and not args.queries:
         check_query(args.text)  # before anything is opened or loaded
     with _open(args, settings) as index:
@@ -143,11 +195,7 @@ def command_query(args: argparse.Namespace) -> int:
         hierarchy_id = _hierarchy_id(index, args)
         if hierarchy_id is None:
             hierarchy_id = index.default_hierarchy(repository_id)
-        stored = index.hierarchy(hierarchy_id)["parameters"]
-        query_values = {
-            k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k", "retrieval_mode")
-        }
-        query_params = Parameters(**{**stored, **query_values})
+        query_params = index.hierarchy_parameters(hierarchy_id, **overrides)
         if args.queries:
             if args.queries == "-":
                 lines = sys.stdin.read().splitlines()
@@ -167,6 +215,7 @@ def command_query(args: argparse.Namespace) -> int:
                 params=query_params,
                 mode="flat" if args.flat else args.mode,
                 compare=False,
+                join_pieces=not args.apart,
             )
             _print_response(response, args.json)
     return 0
@@ -186,9 +235,10 @@ def command_stats(args: argparse.Namespace) -> int:
         for name, count in stats["tables"].items():
             print(f"  {name:<13}{count:>8}")
         for repository in stats["repositories"]:
+            files = ", ".join(f"{count} {status}" for status, count in sorted(repository["files"].items()))
             print(
-                f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves, "
-                f"files {repository['files']}, model {repository['embedding_model']}"
+                f"repository {repository['name']} ({repository['root']}): {repository['leaves']} leaves; "
+                f"files: {files or 'none'}; model {repository['embedding_model']}"
             )
             for language, entry in sorted(repository["languages"].items()):
                 print(f"  {language:<12}{entry['files']:>5} files {entry['leaves']:>6} leaves")
@@ -262,6 +312,13 @@ def command_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+EXCLUDE_HELP = (
+    "leave out paths matching this gitignore-style pattern (repeatable; besides the repository's "
+    ".hscignore); kept with the repository for later runs, which --exclude replaces ('' clears them)"
+)
+REPO_HELP = "repository name (as `stats` prints it) or root folder, when the database holds several"
+
+
 def build_parser() -> argparse.ArgumentParser:
     # `hsc ...` when run as the installed command, `python -m hsc ...` otherwise.
     prog = "hsc" if Path(sys.argv[0]).name == "hsc" else "python -m hsc"
@@ -286,11 +343,12 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("path")
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    index.add_argument("--exclude", action="append", metavar="GLOB", help=EXCLUDE_HELP)
     index.set_defaults(run=command_index)
 
     build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")
     build.add_argument("--name", default="default")
-    build.add_argument("--repo", help="repository path, when the database holds several")
+    build.add_argument("--repo", help=REPO_HELP)
     build.add_argument("--json", action="store_true")
     build.add_argument("--quiet", action="store_true")
     build.set_defaults(run=command_build)
@@ -307,8 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument(
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
     )
+    query.add_argument(
+        "--apart", action="store_true", help="pieces of one split definition as separate results"
+    )
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
-    query.add_argument("--repo", help="repository path, when the database holds several")
+    query.add_argument("--repo", help=REPO_HELP)
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=command_query)
 
@@ -319,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     export = add("export", "all nodes of a hierarchy as JSON lines")
     export.add_argument("--format", choices=["jsonl"], default="jsonl")
     export.add_argument("--hierarchy")
-    export.add_argument("--repo")
+    export.add_argument("--repo", help=REPO_HELP)
     export.set_defaults(run=command_export)
 
     watch = add("watch", "index a repository, then re-index it as its files change (Ctrl-C stops)")
@@ -347,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = add("report", "a one-page HTML report of a parameter set, readable offline", settable=False)
     report.add_argument("--out", required=True, metavar="FILE.html")
     report.add_argument("--hierarchy", help="name of the parameter set (default: 'default')")
-    report.add_argument("--repo", help="repository path, when the database holds several")
+    report.add_argument("--repo", help=REPO_HELP)
     report.add_argument(
         "--query",
         action="append",
@@ -365,8 +426,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interrupt(signal_number: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal_number}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("index", "watch"):
+        # SIGTERM (a service manager, `kill`) stops a run as Ctrl-C does: what is finished is kept.
+        signal.signal(signal.SIGTERM, _interrupt)
     if args.command == "query" and args.queries:
         args.json = True  # a batch always answers in JSON lines
     try:
@@ -374,6 +442,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError) as error:
         print(f"hsc: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # before or after a run's own handling (loading, opening)
+        print("hsc: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # The reader (e.g. `head`) has gone; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

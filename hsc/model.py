@@ -52,7 +52,7 @@ class Leaf:
     end_line: int
     text: str
     token_count: int
-    chunker: str = "ast"  # "ast", "paragraph" or "lines": how the leaf was cut
+    chunker: str = "ast"  # "ast", "paragraph", "lines" or "data" (hsc.chunk.datafiles): how the leaf was cut
 
     @property
     def embedding_text(self) -> str:

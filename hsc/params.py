@@ -62,6 +62,9 @@ SEED_PARAMETERS = frozenset(
     }
 )
 
+# How stage 1 treats a short piece of a split definition (hsc.chunk.packing.Packer.merge_small).
+FRAGMENT_MERGING = ("balance", "seed")
+
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
 
@@ -129,6 +132,17 @@ class Parameters:
         "The default model reads at most 256 word pieces, so larger leaves are truncated when embedded.",
         "chunk",
         minimum=8,
+    )
+    # 'balance' removes 461 -> 20 such fragments of the standard library's 62,559 leaves but lost
+    # Recall@10 in `bench quality` (flat 0.6864 -> 0.6785, hybrid 0.7387 -> 0.7337), so the seed's stays.
+    fragment_merging: str = _p(
+        "seed",
+        "'balance': a piece of a split definition shorter than minimum_chunk_token_length that cannot "
+        "join its neighbour whole takes lines from it (a decorator stays with its definition, a tail "
+        "joins the lines before it); 'seed': the seed's merge, which leaves such pieces alone. "
+        "Query results that are pieces of one definition are shown as one either way.",
+        "chunk",
+        choices=FRAGMENT_MERGING,
     )
     embedding_batch_size: int = _p(
         32, "Leaves sent to the embedding model at once.", "embed", minimum=1, maximum=4096
@@ -227,11 +241,15 @@ class Parameters:
 
     def chunk_key(self) -> str:
         """Identity of the settings that decide how files are cut into leaves."""
-        return f"min={self.minimum_chunk_token_length};max={self.maximum_chunk_token_length}"
+        key = f"min={self.minimum_chunk_token_length};max={self.maximum_chunk_token_length}"
+        return key if self.fragment_merging == "seed" else f"{key};fragments={self.fragment_merging}"
 
     def hierarchy_params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["stage"] == "hierarchy"}
 
+
+# The parameters that decide how files are cut into leaves (stored with a repository's leaves).
+CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length", "fragment_merging")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # What runs the model (hsc.embed makes one of each) and where it may run.
@@ -430,14 +448,56 @@ def configure(
     """Parameters and settings from defaults, a TOML file, then ``name=value``
     pairs (the CLI's ``--set``). A bad value from the file names the file,
     the line and the key."""
+    return split_overrides(given_values(config, assignments), Parameters(), Settings())
+
+
+def given_values(config: str | Path | None = None, assignments: list[str] | None = None) -> dict[str, Any]:
+    """The names a TOML file and ``name=value`` pairs give (the pairs win), checked: a bad
+    value from the file names the file, the line and the key."""
     values, lines = _read_toml(config) if config else ({}, {})
     given = parse_assignments(assignments or [])
     try:
-        return split_overrides({**values, **given}, Parameters(), Settings())
+        split_overrides({**values, **given}, Parameters(), Settings())
     except SettingError as error:
         if error.name in values and error.name not in given:
             raise SettingError(error.name, f"{config}, line {lines.get(error.name, '?')}: {error}") from None
         raise
+    return {**values, **given}
+
+
+# Where a parameter of each stage takes effect: what a refusal at query time points to.
+STAGE_SET_WHERE = {
+    "chunk": "when a repository is indexed (`index --set`, Index.index, the app's sidebar before Index)",
+    "embed": "when a repository is indexed (`index --set`, Index.index)",
+    "hierarchy": "when a hierarchy is built (`build --set`, Index.build, the app's Save)",
+}
+
+
+def query_parameter_names() -> list[str]:
+    return [f.name for f in fields(Parameters) if f.metadata["stage"] == "query"]
+
+
+def query_overrides(values: dict[str, Any], with_settings: bool = False) -> dict[str, Any]:
+    """The parameters among ``values`` that a query applies; a parameter of another stage
+    is refused, naming where it is set instead, and so is any other name unless
+    ``with_settings`` lets settings through (they are left out of the answer)."""
+    stages = {f.name: f.metadata["stage"] for f in fields(Parameters)}
+    known = set(stages) | ({f.name for f in fields(Settings)} if with_settings else set())
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise SettingError(
+            unknown[0],
+            f"unknown parameter(s): {', '.join(unknown)}; a query takes {', '.join(query_parameter_names())}",
+        )
+    for name in values:
+        stage = stages.get(name)
+        if stage is not None and stage != "query":
+            raise SettingError(
+                name,
+                f"{name} is a {stage} parameter and cannot apply to a query: it is set "
+                f"{STAGE_SET_WHERE[stage]}; a query takes {', '.join(query_parameter_names())}",
+            )
+    return {name: value for name, value in values.items() if stages.get(name) == "query"}
 
 
 def describe(obj_type: type[Parameters] | type[Settings]) -> list[dict[str, Any]]:

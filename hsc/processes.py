@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -48,7 +49,12 @@ class SpawnedPool(ProcessPoolExecutor):
 
 def exit_with_parent() -> None:
     """End this worker once the process that started it is gone (killed with
-    SIGKILL, say): a pool's idle workers would otherwise wait for work forever."""
+    SIGKILL, say): a pool's idle workers would otherwise wait for work forever.
+
+    Ctrl-C reaches every process of the terminal's group: a worker leaves it to its
+    parent, which stops handing out work and shuts the pool down (a worker that took
+    it would print a traceback and break the pool mid-file)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     parent = os.getppid()
 
     def watch() -> None:

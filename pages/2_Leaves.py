@@ -6,7 +6,7 @@ import streamlit as st
 
 import ui
 from hsc.explore.figures import chart_config
-from hsc.explore.views import keep_end
+from hsc.explore.views import keep_end, leaf_class
 from ui.charts import file_position_figure, token_histogram
 
 # The first page of the table: filters reach the rest. More rows cost the browser time at every visit.
@@ -30,6 +30,16 @@ if not leaves:
     st.stop()
 
 frame = ui.leaf_frame(index, repository)
+frame = frame.assign(**{"class": frame["chunker"].map(leaf_class)})
+data_leaves = int((frame["class"] == "data").sum())
+everything = frame
+if 0 < data_leaves < len(frame):
+    # Data and generated files are indexed and searchable, but left out of the figures by default.
+    frame = frame[frame["class"] != "data"].reset_index(drop=True)
+    st.caption(
+        f"{data_leaves} leaves of data or generated files (class data) are left out of the figures; "
+        "choose class data below to browse them."
+    )
 
 cut_with = ui.chunk_limits(repository)
 params = ui.current_parameters()
@@ -63,7 +73,12 @@ if cut_with and cut_with != (params.minimum_chunk_token_length, params.maximum_c
     )
 
 st.subheader("Browse the leaves")
-filters = st.columns([2, 1, 1])
+filters = st.columns([2, 1, 1, 1])
+classes = filters[3].multiselect(
+    "Class", sorted(everything["class"].unique()), key="leaves:classes", placeholder="code, prose, text"
+)
+if classes:
+    frame = everything[everything["class"].isin(classes)].reset_index(drop=True)
 paths = filters[0].multiselect(
     "Path", sorted(frame["path"].unique()), key="leaves:paths", placeholder="all files"
 )
@@ -92,7 +107,7 @@ with table:
     more = f" (the first {MAX_ROWS}: filter to see others)" if matching > MAX_ROWS else ""
     st.caption(f"{matching} of {len(frame)} leaves{more} · select a row to open it")
     event = st.dataframe(
-        shown[["path", "lines", "token_count", "scope", "node_type"]].assign(
+        shown[["path", "lines", "token_count", "scope", "node_type", "class"]].assign(
             path=shown["path"].map(lambda p: keep_end(p, 40)),
             scope=shown["scope"].map(lambda s: keep_end(s, 60)),
         ),

@@ -11,7 +11,7 @@ import streamlit as st
 import ui
 from hsc import Settings
 from hsc.explore.figures import chart_config
-from hsc.explore.views import folders_of, hierarchy_tree, keep_end, place_counts
+from hsc.explore.views import folders_of, hierarchy_tree, keep_end, place_counts, without_data
 from hsc.hierarchy.summarize import (
     DEFAULT_OLLAMA_HOST,
     DigestSummarizer,
@@ -54,6 +54,14 @@ hierarchy = by_name[chosen_name]
 hierarchy_id = int(hierarchy["id"])
 
 documents, all_groups = ui.hierarchy_tiers(index, hierarchy)
+data_files = index.data_files(repository_id)
+if data_files and not st.toggle(
+    f"Include {len(data_files)} data files",
+    key="hierarchy:with_data",
+    help="Files of literal tables, generated or minified text: indexed and searchable, "
+    "left out of these figures by default (they would drown them).",
+):
+    documents, all_groups = without_data(documents, data_files), without_data(all_groups, data_files)
 leaves_by_id = {leaf["id"]: leaf for leaf in ui.leaf_rows(index, repository)}
 if not all_groups:
     st.info("This parameter set has no groups: the repository has no leaves. See the Repository page.")

@@ -19,6 +19,16 @@ SAMPLE_REPOS = ROOT / "sample_repos"
 
 @pytest.fixture(scope="session")
 def embedder():
+    """The encoder users get by default (onnx-int8), in this process."""
+    from hsc.embed import encoder_cache_dir, make_embedder, spec_for
+    from hsc.params import Settings
+
+    return make_embedder(spec_for(Settings()), encoder_cache_dir(ROOT / ".pytest_cache"), "cpu", processes=1)
+
+
+@pytest.fixture(scope="session")
+def torch_embedder():
+    """The seed's torch encoder, for tests that compare the backends with it."""
     from hsc.embed import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()

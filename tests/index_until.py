@@ -30,8 +30,8 @@ def main() -> None:
             print("paused", flush=True)
             time.sleep(600)
 
-    # The same encoder as the tests' in-process runs (the session fixture is torch).
-    settings = Settings(summariser="digest", embedding_backend="torch", index_workers=workers)
+    # The same encoder as the tests' in-process runs: the default (onnx-int8), as users get it.
+    settings = Settings(summariser="digest", index_workers=workers)
     with Index.open(database, settings) as index:
         index.index(repository, Parameters(embedding_batch_size=batch), progress=pause_at)
     print("finished", flush=True)

@@ -61,8 +61,8 @@ def onnx_embedders(onnx_cache):
     }
 
 
-def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(embedder, onnx_embedders, sample_texts):
-    reference = embedder.embed(sample_texts)
+def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(torch_embedder, onnx_embedders, sample_texts):
+    reference = torch_embedder.embed(sample_texts)
     fp32 = onnx_embedders["onnx"].embed(sample_texts, batch_size=7)
     assert fp32.shape == reference.shape
     assert np.einsum("ij,ij->i", fp32, reference).min() > 0.9999
@@ -140,7 +140,7 @@ def test_a_device_this_runtime_lacks_is_a_clear_error():
             providers_for("cuda", available)
 
 
-def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, embedder, onnx_embedders):
+def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, torch_embedder, onnx_embedders):
     repo = tmp_path / "inventory_py"
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="onnx-int8")) as index:
@@ -159,7 +159,7 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, embe
     with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="torch")) as index:
         with pytest.raises(ValueError, match="vectors were made by"):
             index.query("apply a percentage discount")
-        index.use_embedder(embedder)
+        index.use_embedder(torch_embedder)
         # ... and indexing with it re-embeds everything, under its own key.
         again = index.index(repo)
         assert again.leaves_embedded == first.leaves_embedded > 0

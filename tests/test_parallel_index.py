@@ -58,7 +58,7 @@ def running(pid: int) -> bool:
 
 
 def settings(workers: str) -> Settings:
-    return Settings(summariser="digest", embedding_backend="torch", index_workers=workers)
+    return Settings(summariser="digest", index_workers=workers)  # the default encoder, as the fixture
 
 
 @pytest.fixture(scope="module")

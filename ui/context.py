@@ -18,7 +18,7 @@ from hsc import Index, Settings
 from hsc.api import NodeView
 from hsc.embed.base import encoder_cache_dir
 from hsc.embed.onnx_export import needs_export
-from hsc.explore.views import FolderSurvey, survey_folder
+from hsc.explore.views import FolderSurvey
 from ui.text import line_range
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -240,6 +240,7 @@ def hierarchy_tiers(index: Index, hierarchy: dict[str, Any]) -> tuple[list[NodeV
 
 
 @st.cache_data(ttl=60, max_entries=16, show_spinner="Counting the files…")
-def folder_survey(path: Path) -> FolderSurvey:
-    """How many files indexing ``path`` would read, and an estimate (kept a minute)."""
-    return survey_folder(path)
+def folder_survey(path: Path, excludes: tuple[str, ...] | None = None) -> FolderSurvey:
+    """How many files indexing ``path`` would parse, and an estimate (kept a minute);
+    ``excludes``: patterns typed on the page (None: the ones kept for the repository)."""
+    return shared_index().survey(path, None if excludes is None else list(excludes))

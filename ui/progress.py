@@ -126,7 +126,11 @@ def interrupted_indexing() -> str | None:
 
 
 def run_indexing(
-    index: Index, path: Path, params: Parameters, expected_leaves: int | None = None
+    index: Index,
+    path: Path,
+    params: Parameters,
+    expected_leaves: int | None = None,
+    excludes: list[str] | None = None,
 ) -> IndexReport:
     """Index ``path`` with bars a person can watch (an overall one when
     ``expected_leaves`` is given), and keep the report for the Repository page
@@ -137,7 +141,7 @@ def run_indexing(
         bars = ProgressBars(overall=overall)
         st.session_state[INDEXING] = str(path)
         try:
-            report = index.index(path, params, progress=bars)
+            report = index.index(path, params, progress=bars, excludes=excludes)
         except Exception:
             st.session_state.pop(INDEXING, None)
             status.update(label=md(f"Indexing {path.name} failed"), state="error")

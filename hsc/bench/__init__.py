@@ -24,6 +24,12 @@ def _chunk(args: argparse.Namespace) -> dict[str, Any]:
     return bench_chunk(Path(args.path) if args.path else None)
 
 
+def _files(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.files import bench_files
+
+    return bench_files(Path(args.path) if args.path else None)
+
+
 def _embed(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.encoders import bench_embed
 
@@ -124,6 +130,7 @@ def _teaching(args: argparse.Namespace) -> dict[str, Any]:
 
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
+    "files": ("the data-file rule (with its labelled sample) and fragments on a folder (--path)", _files),
     "embed": ("every encoder backend on real leaves (--path, --leaves), interleaved", _embed),
     "spread": ("the default encoder: one thread, threads of one process, one process per core", _spread),
     "index": ("the whole pipeline on a real folder (--path), seed's torch path vs the default", _index),

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
 from hsc.chunk.components import COMPONENT_LANGUAGES
+from hsc.chunk.datafiles import data_reason
 from hsc.chunk.languages import extensions
-from hsc.chunk.parse import cut_file
+from hsc.chunk.parse import chunk_data, cut_file
 from hsc.chunk.reading import FileBytes, decode_text, os_reason, read_file_bytes, stored_name
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import FileReport, ParsedFile
@@ -103,7 +104,37 @@ def detect_language(rel_path: str) -> str:
     return LANGUAGE_BY_EXTENSION.get(PurePosixPath(rel_path).suffix.lower(), "text")
 
 
-def walk_repository(root: Path, on_error: ErrorCallback | None = None) -> Iterator[str]:
+# Patterns (gitignore syntax) of paths a repository keeps out of its index, one a line, in
+# this file at its top; ``walk_repository(excludes=...)`` adds more (the CLI's ``--exclude``).
+HSCIGNORE = ".hscignore"
+
+
+def exclusion_spec(root: Path, excludes: Iterable[str] = ()) -> pathspec.PathSpec | None:
+    """The patterns of ``root/.hscignore`` and ``excludes`` as one spec (None: nothing excluded)."""
+    lines = [pattern for pattern in excludes if pattern.strip()]
+    if os.path.lexists(os.path.join(root, HSCIGNORE)):
+        raw = read_file_bytes(root, HSCIGNORE, GITIGNORE_MAX_BYTES)
+        if raw.data is not None:
+            lines = raw.data.decode("utf-8", errors="replace").splitlines() + lines
+    return pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+
+
+def parse_excludes(text: str) -> list[str]:
+    """Exclusion patterns as a person types them (one a line, or separated by commas; blank
+    lines and ``#`` comments ignored); a ValueError naming a pattern that is not one."""
+    patterns = [part.strip() for line in text.splitlines() for part in line.split(",")]
+    patterns = [pattern for pattern in patterns if pattern and not pattern.startswith("#")]
+    for pattern in patterns:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([pattern])
+        except Exception as error:  # pathspec's own error types differ between its versions
+            raise ValueError(f"not a glob pattern: {pattern!r} ({error})") from None
+    return patterns
+
+
+def walk_repository(
+    root: Path, on_error: ErrorCallback | None = None, excludes: Iterable[str] = ()
+) -> Iterator[str]:
     """Relative POSIX paths of the candidate files under ``root``, sorted.
 
     Honours ``.gitignore`` files at every level (git's wildmatch rules; a
@@ -117,10 +148,13 @@ def walk_repository(root: Path, on_error: ErrorCallback | None = None) -> Iterat
     A directory that cannot be read (or a root that is not a directory) does
     not stop the walk: ``on_error(rel_path, reason)`` is called for it, with
     ``rel_path`` ``""`` for the root, and the walk goes on with the rest.
+
+    Paths matching ``root/.hscignore`` or ``excludes`` (gitignore patterns, relative to
+    ``root``) are left out whatever a ``.gitignore`` says.
     """
     root = Path(root)
     ignore_specs: list[tuple[str, pathspec.PathSpec]] = []
-    yield from _walk_directory(root, "", ignore_specs, on_error)
+    yield from _walk_directory(root, "", ignore_specs, on_error, exclusion_spec(root, excludes))
 
 
 def _walk_directory(
@@ -128,6 +162,7 @@ def _walk_directory(
     rel_dir: str,
     ignore_specs: list[tuple[str, pathspec.PathSpec]],
     on_error: ErrorCallback | None,
+    excluded: pathspec.PathSpec | None = None,
 ) -> Iterator[str]:
     directory = root / rel_dir if rel_dir else root
     try:
@@ -156,11 +191,13 @@ def _walk_directory(
         if is_directory:
             if name in SKIPPED_DIRECTORIES or _is_ignored(rel_path, True, specs):
                 continue
+            if excluded is not None and excluded.match_file(rel_path + "/"):
+                continue
             candidates.append((name + "/", rel_path, True))
             continue
         if is_symlink and _points_to_directory(entry):
             continue  # symlinked directories are not followed
-        if _is_ignored(rel_path, False, specs):
+        if _is_ignored(rel_path, False, specs) or (excluded is not None and excluded.match_file(rel_path)):
             continue
         candidates.append((name, rel_path, False))
 
@@ -168,7 +205,7 @@ def _walk_directory(
     # sorting the full relative paths would, without collecting them all first.
     for _key, rel_path, is_directory in sorted(candidates):
         if is_directory:
-            yield from _walk_directory(root, rel_path, specs, on_error)
+            yield from _walk_directory(root, rel_path, specs, on_error, excluded)
         else:
             yield rel_path
 
@@ -268,8 +305,13 @@ def load_file(
         )
         return report("skipped", reason, size, digest)
 
+    data_like = data_reason(source, language)
     try:
-        cut = cut_file(source, name_shown, language, params, counter)
+        if data_like:
+            cut = chunk_data(source, name_shown, language, params, counter)
+            notes.append(data_like)
+        else:
+            cut = cut_file(source, name_shown, language, params, counter)
     except Exception as error:  # a chunker bug must not stop a whole repository
         return report("error", f"chunking failed: {type(error).__name__}: {error}", size, digest)
     if cut.error_lines:

@@ -86,6 +86,7 @@ class Packer:
         self.counter = counter
         self.maximum = params.maximum_chunk_token_length
         self.minimum = params.minimum_chunk_token_length
+        self.balance = params.fragment_merging == "balance"
         self.newlines = _newlines(data)
         # Where a trimmed range starts, by the start it was trimmed from (the first non-blank
         # byte at or after it), and where it ends, by the end (just after the last non-blank
@@ -273,8 +274,14 @@ class Packer:
         piece may merge forward into the first piece of a split nested in its
         parent (a class header into its first method, imports into a split
         class's header), as it would have merged with that unit unsplit.
+
+        With ``fragment_merging`` "balance" (the default; "seed" is the rule above alone), a
+        piece of a split definition that is too small and cannot join its neighbour of the same
+        definition whole takes lines from it (:meth:`_rebalance`). A whole small definition
+        beside a split one's piece stays itself (its name is what a search for it needs).
         """
         merged: list[Piece] = []
+        pieces = list(pieces)
         index = 0
         while index < len(pieces):
             current = pieces[index]
@@ -285,6 +292,11 @@ class Packer:
                     break  # the next piece belongs to an enclosing scope
                 joined = self._join(current, following)
                 if joined is None:
+                    if self.balance and _same_definition(current, following):
+                        # Too big to join whole (a decorator and its long definition): take its first lines.
+                        split = self._rebalance(current, following, small_first=True)
+                        if split is not None:
+                            current, pieces[index] = split
                     break
                 current = joined
                 index += 1
@@ -297,8 +309,39 @@ class Packer:
                     if joined is not None:
                         merged[-1] = joined
                         continue
+                    if self.balance and _same_definition(preceding, current):
+                        # The tail of a split definition after a full piece: it takes that piece's last lines.
+                        split = self._rebalance(preceding, current, small_first=False)
+                        if split is not None:
+                            merged[-1], current = split
             merged.append(current)
         return merged
+
+    def _rebalance(self, first: Piece, second: Piece, small_first: bool) -> tuple[Piece, Piece] | None:
+        """Adjacent pieces cut again at a line start inside the larger one so that both hold at
+        least ``minimum`` and at most ``maximum`` tokens (the small one takes the fewest lines
+        that reach the minimum); None when no line start does."""
+        big = second if small_first else first
+        inside = self.newlines[bisect_left(self.newlines, big.lo) : bisect_left(self.newlines, big.hi - 1)]
+        cuts = [newline + 1 for newline in inside]
+        for cut in cuts if small_first else reversed(cuts):
+            head, tail = self.trim(first.lo, cut), self.trim(cut, second.hi)
+            if head[1] <= head[0] or tail[1] <= tail[0]:
+                continue
+            small = self.count(*head) if small_first else self.count(*tail)
+            if small < self.minimum:
+                continue
+            if small > self.maximum:
+                return None
+            large = self.count(*tail) if small_first else self.count(*head)
+            if not self.minimum <= large <= self.maximum:
+                return None
+            head_tokens, tail_tokens = (small, large) if small_first else (large, small)
+            return (
+                Piece(*head, first.scope, first.node_type, head_tokens, first.group, first.parts),
+                Piece(*tail, second.scope, second.node_type, tail_tokens, second.group, second.parts),
+            )
+        return None
 
     def _join(self, first: Piece, second: Piece) -> Piece | None:
         if first.tokens + second.tokens > self.maximum + 8:  # cheap reject before counting
@@ -343,6 +386,11 @@ class Packer:
                     )
                 )
         return leaves
+
+
+def _same_definition(first: Piece, second: Piece) -> bool:
+    """Two pieces cut from one split definition (the same scope, under the same split)."""
+    return first.scope == second.scope and first.group == second.group and len(first.group) > 0
 
 
 def _last_solid_end(data: bytes, start: int, hi: int) -> int:

@@ -24,7 +24,16 @@ from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition, Leaf, LeafFacts
 from hsc.params import Parameters
 
-__all__ = ["AST_LANGUAGES", "Cut", "chunk_fallback", "cut_file", "module_name", "parse_source", "parser_for"]
+__all__ = [
+    "AST_LANGUAGES",
+    "Cut",
+    "chunk_data",
+    "chunk_fallback",
+    "cut_file",
+    "module_name",
+    "parse_source",
+    "parser_for",
+]
 
 
 def module_name(rel_path: str) -> str:
@@ -111,6 +120,16 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
     definitions, facts = FactReader(data, language, scope).read(root, leaves)
     return Cut(leaves, definitions, facts, _syntax_error_lines(root))
+
+
+def chunk_data(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
+    """Cut a data or generated file (:mod:`hsc.chunk.datafiles`): whole lines packed up to the
+    maximum, no syntax tree read (its one "definition" may be a table of thousands of lines)."""
+    data = source.encode("utf-8")
+    cutter = ProseCutter(data, params, counter)
+    pieces = cutter.pack(cutter.line_atoms(0, len(data), "data"), module_name(rel_path), (), statements=True)
+    leaves = cutter.leaves(pieces, rel_path, language, "data")
+    return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
 
 
 def _cut_component(

@@ -14,7 +14,7 @@ import numpy as np
 from hsc.api import DEFAULT_HIERARCHY, Index, QueryResponse
 from hsc.explore.explain import AT_MAXIMUM_SHARE, hierarchy_plan
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable
-from hsc.params import Parameters
+from hsc.params import CHUNK_FIELDS, Parameters
 
 # How a run of leaves between two boundaries both sets share is grouped:
 # one group in both, one group cut into several, several joined into one,
@@ -176,8 +176,7 @@ def save_set(
         raise ValueError("give the parameter set a name")
     if name == DEFAULT_HIERARCHY:
         defaults = asdict(Parameters())
-        chunking = ("minimum_chunk_token_length", "maximum_chunk_token_length")
-        differing = [k for k, v in asdict(params).items() if k not in chunking and defaults[k] != v]
+        differing = [k for k, v in asdict(params).items() if k not in CHUNK_FIELDS and defaults[k] != v]
         if differing:
             raise ValueError(
                 f"'{DEFAULT_HIERARCHY}' holds the default parameters; save these (which change "

@@ -8,16 +8,30 @@ no plotting and no Streamlit.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from hsc.api import NodeView
-from hsc.chunk.ingest import walk_repository
 from hsc.hierarchy.groups import LeafTable
+
+# Before indexing a folder (kept here for the pages that import them from this module).
+from hsc.index.estimate import FolderSurvey, duration, survey_folder  # noqa: F401
+
+# What kind of text a leaf is, by how it was cut (Leaf.chunker): the Leaves page's classes.
+LEAF_CLASSES = {"ast": "code", "paragraph": "prose", "lines": "text", "data": "data"}
+
+
+def leaf_class(chunker: str) -> str:
+    """"code", "prose", "text" or "data" (a data or generated file: hsc.chunk.datafiles)."""
+    return LEAF_CLASSES.get(chunker, chunker)
+
+
+def without_data(nodes: list[NodeView], data_paths: Collection[str]) -> list[NodeView]:
+    """The nodes outside data files: what the hierarchy's statistics and charts count by default."""
+    return [node for node in nodes if node.path not in data_paths] if data_paths else nodes
+
 
 # Above this many leaves the similarity page shows an overview and a window of the curve.
 DETAIL_LEAVES = 400
@@ -235,47 +249,3 @@ def hierarchy_tree(
         groups=len(group_rows),
         leaves=leaf_count,
     )
-
-
-# -- before indexing a folder ----------------------------------------------------------------------------
-
-# Source bytes per leaf, measured on the standard library's email, json and asyncio packages
-# (566, 721 and 499 with the default chunk sizes): enough for an estimate, not a promise.
-BYTES_PER_LEAF = 550
-# Embedding throughput of the default model on two shared cores (the README's embedding figure).
-LEAVES_PER_SECOND = 55.0
-
-
-@dataclass(frozen=True)
-class FolderSurvey:
-    """What indexing a folder will face, counted before it starts."""
-
-    files: int
-    bytes: int
-
-    @property
-    def estimated_leaves(self) -> int:
-        return max(1, round(self.bytes / BYTES_PER_LEAF)) if self.files else 0
-
-    @property
-    def estimated_seconds(self) -> float:
-        """Embedding every leaf (vectors already cached make it faster)."""
-        return self.estimated_leaves / LEAVES_PER_SECOND
-
-
-def survey_folder(root: Path) -> FolderSurvey:
-    """The files indexing would read under ``root`` (the same walk) and their size."""
-    files = size = 0
-    for rel_path in walk_repository(root):
-        files += 1
-        with suppress(OSError):  # gone since the walk: indexing will say so
-            size += (root / rel_path).stat().st_size
-    return FolderSurvey(files=files, bytes=size)
-
-
-def duration(seconds: float) -> str:
-    """A rough duration a person reads at a glance: "40 s", "3 min", "1 h 5 min"."""
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    minutes = round(seconds / 60)
-    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"

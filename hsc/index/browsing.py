@@ -157,18 +157,26 @@ class Browsing:
     def documents(self, hierarchy_id: int) -> list[NodeView]:
         return [self._top_view(row) for row in self.store.nodes(hierarchy_id, "top")]
 
-    def compare(self, first_id: int, second_id: int) -> dict[str, Any]:
+    def data_files(self, repository_id: int | None = None) -> set[str]:
+        """Paths of the files cut as data or generated (hsc.chunk.datafiles): indexed and
+        searchable, left out of the hierarchy's statistics and charts by default."""
+        return self.store.data_paths(self._only_repository(repository_id))
+
+    def compare(self, first_id: int, second_id: int, with_data: bool = False) -> dict[str, Any]:
         """How two hierarchies of one repository differ: group counts and
-        sizes, and the leaves whose group is not the same run of leaves."""
+        sizes, and the leaves whose group is not the same run of leaves.
+        The sizes leave out the groups of data files unless ``with_data``."""
         first, second = self.hierarchy(first_id), self.hierarchy(second_id)
         if first["repository_id"] != second["repository_id"]:
             raise ValueError("compare hierarchies of the same repository")
         table = self.leaf_table(first["repository_id"])
+        data = self.data_files(first["repository_id"]) if not with_data else set()
+        counted = np.array([table.paths[f] not in data for f in table.file_index], dtype=bool)
 
         def runs(hierarchy_id: int) -> tuple[list[int], np.ndarray]:
             membership = self.store.memberships(hierarchy_id)
             owners = np.array([membership.get(int(i), -1) for i in table.leaf_ids])
-            _, sizes = np.unique(owners, return_counts=True)
+            _, sizes = np.unique(owners[counted], return_counts=True)
             return sizes.tolist(), owners
 
         sizes_a, owners_a = runs(first_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hsc.model import LeafContext
@@ -63,6 +63,10 @@ class QueryResult:
     # In the hybrid modes, the BM25 part of ``score`` (lexical_weight x BM25 / the query's best
     # BM25; 0 for a leaf BM25 did not find): the rest is the cosine. None in the dense modes.
     lexical_score: float | None = None
+    # Pieces of one split definition found by the same query, shown as this one result (its
+    # leaf, score and rank are the best piece's; its lines span them all): (leaf id, start
+    # line, end line) in line order. Empty: the result is one leaf (or pieces kept apart).
+    pieces: list[tuple[str, int, int]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         keys = (
@@ -76,7 +80,42 @@ class QueryResult:
             "parent_id",
             "parent_score",
         )
-        return {k: getattr(self, k) for k in keys}
+        shown = {k: getattr(self, k) for k in keys}
+        if self.pieces:
+            shown["pieces"] = [list(piece) for piece in self.pieces]
+        return shown
+
+
+def join_pieces(results: list[QueryResult], definition_of: dict[str, object]) -> list[QueryResult]:
+    """Results that are pieces of one definition (the same value in ``definition_of``, by leaf
+    id; a leaf not in it stands alone) become one result at the best piece's rank, spanning
+    the pieces' lines, with their texts in line order; ranks are numbered again."""
+    firsts: dict[object, QueryResult] = {}
+    members: dict[object, list[QueryResult]] = {}
+    joined: list[QueryResult] = []
+    for result in results:
+        key = definition_of.get(result.leaf_id)
+        if key is None:
+            joined.append(result)
+        elif key in firsts:
+            members[key].append(result)
+        else:
+            firsts[key] = result
+            members[key] = [result]
+            joined.append(result)
+    out = []
+    for rank, result in enumerate(joined, start=1):
+        pieces = sorted(members.get(definition_of.get(result.leaf_id), [result]), key=lambda r: r.start_line)
+        if len(pieces) > 1:
+            result = replace(
+                result,
+                start_line=pieces[0].start_line,
+                end_line=max(piece.end_line for piece in pieces),
+                text="\n".join(piece.text for piece in pieces),
+                pieces=[(piece.leaf_id, piece.start_line, piece.end_line) for piece in pieces],
+            )
+        out.append(replace(result, rank=rank))
+    return out
 
 
 @dataclass
@@ -112,6 +151,8 @@ class QueryResponse:
     # the opened leaves plus the BM25 leaves outside them (leaves_compared).
     opened_leaves: int = 0
     lexical_candidates: int = 0
+    # Whether pieces of one split definition were joined into one result (QueryResult.pieces).
+    pieces_joined: bool = True
 
     def groups_shown(self) -> str:
         """A line saying which of the opened groups ``groups`` describes; "" when it holds them all."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,9 +22,10 @@ import numpy as np
 from hsc.embed import Embedder, EncoderSpec
 from hsc.hierarchy.groups import LeafTable
 from hsc.model import common_scope
-from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
+from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
     LEXICAL_MODES,
     GroupHits,
@@ -212,25 +213,36 @@ class Searching:
         text: str,
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
-        params: Parameters | None = None,
+        params: Parameters | Mapping[str, Any] | None = None,
         flat: bool = False,
         record: bool = True,
         compare: bool = True,
         mode: str | None = None,
+        join_pieces: bool = True,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
         default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
         ``mode="flat"``). With ``compare`` (the default) the flat ranking is
         computed too, so both can be shown side by side; without it only the one
         asked for runs, and the other is empty. ``record`` saves the query in
-        the history, except on a database opened read-only."""
+        the history, except on a database opened read-only.
+
+        ``params``: the query-stage values of a whole :class:`Parameters` (its other
+        stages are the hierarchy's own, already built), or a mapping of query-stage
+        names (``{"lexical_weight": 0.5}``) applied on top of the hierarchy's values; a
+        mapping naming a parameter of another stage is refused, saying where it is set.
+
+        ``join_pieces``: results that are pieces of one split definition become one result
+        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own."""
         check_query(text)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         if hierarchy_id is None:
             hierarchy_id = self.default_hierarchy(repository_id)
         hierarchy = self.hierarchy(hierarchy_id)
-        params = params or with_values(Parameters(), hierarchy["parameters"])
+        stored = with_values(Parameters(), hierarchy["parameters"])
+        if params is None or isinstance(params, Mapping):
+            params = with_values(stored, query_overrides(dict(params or {})))
         mode = mode or ("flat" if flat else params.retrieval_mode)
         flat = mode in ("flat", "hybrid-flat")
         loaded = self._load(hierarchy_id)
@@ -314,7 +326,31 @@ class Searching:
                 response.elapsed_ms,
                 rows,
             )
+        if join_pieces:
+            definition_of = self._definition_runs(loaded.table, [*staged.leaves, *exact.leaves])
+            response.results = joined(response.results, definition_of)
+            response.flat = joined(response.flat, definition_of)
+        response.pieces_joined = join_pieces
         return response
+
+    @staticmethod
+    def _definition_runs(table: LeafTable, hits: list[Any]) -> dict[str, object]:
+        """Leaf id -> (file, first row) of the run of consecutive leaves with its scope, for
+        leaves inside a definition (a scope longer than the shortest of its file, the module's)."""
+        runs: dict[str, object] = {}
+        for hit in hits:
+            row = int(hit.row)
+            scope, file = table.scopes[row], int(table.file_index[row])
+            # A file's rows are contiguous, and files are in order.
+            start = int(np.searchsorted(table.file_index, file, side="left"))
+            end = int(np.searchsorted(table.file_index, file, side="right"))
+            if len(scope) == min(len(table.scopes[r]) for r in range(start, end)):
+                continue
+            first = row
+            while first - 1 >= start and table.scopes[first - 1] == scope:
+                first -= 1
+            runs[f"leaf:{int(table.leaf_ids[row])}"] = (file, first)
+        return runs
 
     def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
         """What a query shows of each group (GroupResult's fields after its score), from the

@@ -165,6 +165,19 @@ class Database:
         found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
         return found is not None
 
+    def meta(self, key: str) -> str | None:
+        """A value kept in the database's ``meta`` table (None when not set)."""
+        found = self.row("SELECT value FROM meta WHERE key = ?", (key,))
+        return None if found is None else found["value"]
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        """Keep (or with None, forget) a value in the ``meta`` table."""
+        with self.transaction():
+            if value is None:
+                self.conn.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                self.conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
     def rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         return [dict(row) for row in self.conn.execute(sql, tuple(params))]
 

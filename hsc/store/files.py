@@ -280,6 +280,15 @@ class FileTables(Database):
 
     # -- leaves -------------------------------------------------------------------
 
+    def data_paths(self, repository_id: int) -> set[str]:
+        """Paths of the repository's files cut as data (hsc.chunk.datafiles)."""
+        rows = self.rows(
+            """SELECT DISTINCT f.path FROM files f JOIN leaves l ON l.file_id = f.id
+               WHERE f.repository_id = ? AND l.chunker = 'data'""",
+            (repository_id,),
+        )
+        return {row["path"] for row in rows}
+
     def leaf_rows(self, repository_id: int, with_text: bool = True) -> list[dict[str, Any]]:
         text = ", l.text" if with_text else ""
         return self.rows(
