@@ -50,7 +50,7 @@ PYTHON_FILES = {
             def make(cls, name):
                 return cls(name)
         ''',
-    "pkg/shapes.py": '''
+    "pkg/shapes.py": """
         import pkg.util as u
         from pkg import clamp as limit
         from . import util
@@ -85,7 +85,7 @@ PYTHON_FILES = {
 
         def make_square(side):
             return Square(side)
-        ''',
+        """,
 }
 
 OTHER_FILES = {
@@ -269,11 +269,23 @@ def test_a_class_is_given_by_its_skeleton(code_index):
 @pytest.mark.parametrize(
     ("path", "header", "expected"),
     [
-        ("web/cart.js", "checkout(items)", {"web.money.total": "web/money.js", "web.cart.tax": "web/cart.js"}),
+        (
+            "web/cart.js",
+            "checkout(items)",
+            {"web.money.total": "web/money.js", "web.cart.tax": "web/cart.js"},
+        ),
         ("web/view.ts", "function label", {"web.util.pad": "web/util.ts"}),
-        ("svc/main.go", "func run", {"svc.store.store.Open": "svc/store/store.go", "svc.main.helper": "svc/main.go"}),
+        (
+            "svc/main.go",
+            "func run",
+            {"svc.store.store.Open": "svc/store/store.go", "svc.main.helper": "svc/main.go"},
+        ),
         ("src/main.rs", "fn run", {"src.geometry.area": "src/geometry.rs", "src.main.double": "src/main.rs"}),
-        ("java/com/shop/Cart.java", "int total", {"java.com.shop.Money.Money.cents": "java/com/shop/Money.java"}),
+        (
+            "java/com/shop/Cart.java",
+            "int total",
+            {"java.com.shop.Money.Money.cents": "java/com/shop/Money.java"},
+        ),
     ],
 )
 def test_other_languages_resolve_same_file_definitions_and_named_imports(code_index, path, header, expected):
@@ -332,7 +344,10 @@ def test_the_pack_brings_what_its_best_hit_uses(code_index):
 def test_a_split_function_comes_whole(tmp_path, embedder):
     root = tmp_path / "repo"
     body = "\n".join(f"    total_{i} = compute_{i % 7}(value, {i}) + offset_{i}" for i in range(120))
-    write(root, {"long.py": f"def long_function(value):\n    '''Add many parts.'''\n{body}\n    return total_0\n"})
+    write(
+        root,
+        {"long.py": f"def long_function(value):\n    '''Add many parts.'''\n{body}\n    return total_0\n"},
+    )
     with Index.open(tmp_path / "index.db", embedder=embedder) as index:
         index.index(root)
         leaves = index.leaves()
@@ -374,7 +389,16 @@ def test_json_contract_and_text(code_index):
     assert out["budget"] == 600 and out["mode"] == "hybrid" and out["tokens"] == pack.tokens
     for span in out["spans"]:
         assert {"path", "start_line", "end_line", "role", "tokens", "reason"} <= set(span)
-        assert set(span) <= {"path", "start_line", "end_line", "role", "tokens", "reason", "leaf_ids", "score"}
+        assert set(span) <= {
+            "path",
+            "start_line",
+            "end_line",
+            "role",
+            "tokens",
+            "reason",
+            "leaf_ids",
+            "score",
+        }
         if span["role"] == "hit":
             assert span["leaf_ids"][0].startswith("leaf:") and span["reason"].startswith("rank ")
     assert out["text"].startswith("### ")
