@@ -29,6 +29,7 @@ class Hit:
     end_line: int
     score: float
     rank: int
+    tokens_hint: int = 0  # the leaf's stored token count: a hit far above what is left is not counted
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,12 @@ class PackPolicy:
     uses_share: float = 0.5  # at most this share of the budget for uses and outlines
     outline_tokens: int = 400  # a dependency longer than this is given as its outline
     complete_tokens: int = 600  # a split hit's definition is completed when its rest is at most this
+
+
+def fits_roughly(hit: Hit, left: int) -> bool:
+    """Whether a hit may fit in ``left`` tokens, judged by its stored count before its lines are
+    counted exactly (a leaf's own count differs from its lines' by its indentation, a few tokens)."""
+    return hit.tokens_hint <= 1.25 * left + 16
 
 
 def definition_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
@@ -129,7 +136,22 @@ class _Filling:
         limit: int | None = None,
     ) -> bool:
         """Add the free parts of ``runs`` whole, if they fit the budget (and ``limit`` more tokens)."""
-        pieces = [piece for start, end in runs for piece in self.cost(path, self.free_runs(path, start, end))]
+        return self.put(path, self.pieces(path, runs), role, reason, leaf_ids, score, limit)
+
+    def pieces(self, path: str, runs: Iterable[tuple[int, int]]) -> list[tuple[int, int, str, int]]:
+        """(start, end, text, tokens) of the parts of ``runs`` not placed yet."""
+        return [piece for start, end in runs for piece in self.cost(path, self.free_runs(path, start, end))]
+
+    def put(
+        self,
+        path: str,
+        pieces: list[tuple[int, int, str, int]],
+        role: str,
+        reason: str,
+        leaf_ids: tuple[str, ...] = (),
+        score: float | None = None,
+        limit: int | None = None,
+    ) -> bool:
         if not pieces:
             return False
         tokens = sum(piece[3] for piece in pieces)
@@ -197,10 +219,10 @@ def assemble_pack(
             return False
         before = filling.used
         definition = dependency.definition
-        whole = sum(piece[3] for run in dependency.runs for piece in filling.cost(dependency.path, [run]))
+        pieces = filling.pieces(dependency.path, dependency.runs)
         placed = False
-        if whole <= policy.outline_tokens:
-            placed = filling.place(dependency.path, dependency.runs, "uses", dependency.via, limit=room)
+        if sum(piece[3] for piece in pieces) <= policy.outline_tokens:
+            placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
         if not placed:
             placed = filling.place_outline(dependency.path, definition, dependency.via, room)
         filling.uses_used += filling.used - before
@@ -209,6 +231,8 @@ def assemble_pack(
     for hit in hits:
         if filling.used >= budget:
             break
+        if not fits_roughly(hit, budget - filling.used):
+            continue
         leaf_ids = (f"leaf:{hit.leaf_id}",)
         placed = filling.place(
             hit.path, [(hit.start_line, hit.end_line)], "hit", f"rank {hit.rank}", leaf_ids, hit.score
