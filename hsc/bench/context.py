@@ -69,6 +69,7 @@ class Bench:
                 int(units.end_lines[row]),
                 1.0 / rank,
                 rank,
+                int(table.token_counts[row]),
             )
             for rank, row in enumerate(self.rankings[ranking][query], start=1)
         ]

@@ -15,6 +15,7 @@ from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition
 from hsc.search.context import ContextPack, ContextSpan
 
+MEMO_SIZE = 100_000  # token counts a source keeps
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record", "type", "impl"})
 
@@ -51,6 +52,10 @@ class CodeSource(Protocol):
     def definitions(self, path: str) -> list[Definition]: ...
 
     def dependencies(self, path: str, start_line: int, end_line: int) -> list[Dependency]: ...
+
+    # (path, first line, last line) -> the tokens of those lines: counted once per source (the same
+    # hits come back query after query); the source empties it when it changes.
+    token_memo: dict[tuple[str, int, int], int]
 
 
 @dataclass(frozen=True)
@@ -122,7 +127,13 @@ class _Filling:
         for start, end in runs:
             text = self.text_of(path, start, end)
             if text.strip():
-                out.append((start, end, text, self.counter.count(text)))
+                memo = self.source.token_memo
+                key = (path, start, end)
+                if key not in memo:
+                    if len(memo) >= MEMO_SIZE:
+                        memo.clear()
+                    memo[key] = self.counter.count(text)
+                out.append((start, end, text, memo[key]))
         return out
 
     def place(

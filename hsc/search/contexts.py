@@ -42,6 +42,7 @@ class StoreSource:
         self.repository_id = repository_id
         self.root = Path(root) if root else None
         self._lines: dict[str, list[str]] = {}
+        self.token_memo: dict[tuple[str, int, int], int] = {}
         self.files = FileIndex(store.file_languages(repository_id), self._facts, kept=KEPT_FILES)
         self.resolver = Resolver(self.files)
 
