@@ -308,4 +308,11 @@ def format_scale(result: dict[str, Any]) -> str:
             f"{opened.get('sqlite', {}).get('open_seconds', '-')}/"
             f"{opened.get('side_file', {}).get('open_seconds', '-')}"
         )
+    for run in runs:
+        cost = run.get("store", {}).get("open", {}).get("side_file", {}).get("context_pack_cost_whole_query")
+        if cost:
+            lines.append(
+                f"{run['leaves']:>9,}  context pack at 2,048 tokens beyond its query: "
+                f"p50 {cost['p50_ms']} ms, p95 {cost['p95_ms']} ms"
+            )
     return "\n".join(lines)
