@@ -1,4 +1,4 @@
-"""``python -m hsc``: index, build, query, stats, export, bench, watch, mcp.
+"""``python -m hsc``: index, build, query, context, stats, export, bench, watch, mcp.
 
 Progress goes to stderr; ``--json`` output goes to stdout, one object (or
 one object per line for ``--queries`` and ``export``).
@@ -196,19 +196,7 @@ def command_query(args: argparse.Namespace) -> int:
         if hierarchy_id is None:
             hierarchy_id = index.default_hierarchy(repository_id)
         query_params = index.hierarchy_parameters(hierarchy_id, **overrides)
-        if args.queries:
-            if args.queries == "-":
-                lines = sys.stdin.read().splitlines()
-            else:
-                lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
-            texts = [line.strip() for line in lines if line.strip()]
-            if not texts:
-                raise ValueError(f"{args.queries}: no queries in it (one query a line)")
-        elif args.text is not None:
-            texts = [args.text]
-        else:
-            raise SystemExit("hsc: give a query text or --queries FILE")
-        for text in texts:
+        for text in _query_texts(args):
             response = index.query(
                 text,
                 hierarchy_id=hierarchy_id,
@@ -218,6 +206,51 @@ def command_query(args: argparse.Namespace) -> int:
                 join_pieces=not args.apart,
             )
             _print_response(response, args.json)
+    return 0
+
+
+def _query_texts(args: argparse.Namespace) -> list[str]:
+    """The query text, or the lines of ``--queries FILE`` ('-': stdin)."""
+    if args.queries:
+        if args.queries == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+        texts = [line.strip() for line in lines if line.strip()]
+        if not texts:
+            raise ValueError(f"{args.queries}: no queries in it (one query a line)")
+        return texts
+    if args.text is not None:
+        return [args.text]
+    raise SystemExit("hsc: give a query text or --queries FILE")
+
+
+def command_context(args: argparse.Namespace) -> int:
+    _, settings = _configure(args)
+    if args.budget < 1:
+        raise ValueError(f"--budget must be a whole number of tokens >= 1, got {args.budget}")
+    # As for query: every query-stage parameter given applies (the rest come from the hierarchy).
+    overrides = query_overrides(given_values(args.config, args.set), with_settings=True)
+    if args.text is not None and not args.queries:
+        check_query(args.text)
+    with _open(args, settings) as index:
+        repository_id = _repository_id(index, args)
+        hierarchy_id = _hierarchy_id(index, args)
+        for text in _query_texts(args):
+            pack = index.context(
+                text,
+                args.budget,
+                args.mode,
+                repository_id=repository_id,
+                hierarchy_id=hierarchy_id,
+                **overrides,
+            )
+            if args.json:
+                print(json.dumps(pack.to_json()), flush=True)
+            else:
+                used = f"{pack.tokens} of {pack.budget} tokens"
+                print(f"context: {used}, {len(pack.spans)} spans ({pack.mode})")
+                print(pack.text, flush=True)
     return 0
 
 
@@ -319,6 +352,15 @@ EXCLUDE_HELP = (
 REPO_HELP = "repository name (as `stats` prints it) or root folder, when the database holds several"
 
 
+def _add_mode(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument(
+        "--mode",
+        choices=RETRIEVAL_MODES,
+        default=None,
+        help=f"{what} (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     # `hsc ...` when run as the installed command, `python -m hsc ...` otherwise.
     prog = "hsc" if Path(sys.argv[0]).name == "hsc" else "python -m hsc"
@@ -356,12 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
     query = add("query", f"retrieval ({Parameters().retrieval_mode} unless --mode or --flat says otherwise)")
     query.add_argument("text", nargs="?")
     query.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
-    query.add_argument(
-        "--mode",
-        choices=RETRIEVAL_MODES,
-        default=None,
-        help=f"retrieval mode (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
-    )
+    _add_mode(query, "retrieval mode")
     query.add_argument(
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
     )
@@ -372,6 +409,16 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--repo", help=REPO_HELP)
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=command_query)
+
+    context = add("context", "at most --budget tokens of code for a query: hits and what they depend on")
+    context.add_argument("text", nargs="?")
+    context.add_argument("--budget", type=int, required=True, metavar="N", help="cl100k tokens at most")
+    context.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
+    _add_mode(context, "how hits are ranked")
+    context.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
+    context.add_argument("--repo", help="repository path, when the database holds several")
+    context.add_argument("--json", action="store_true", help="one JSON object: spans, tokens, text")
+    context.set_defaults(run=command_context)
 
     stats = add("stats", "what the index holds")
     stats.add_argument("--json", action="store_true")
@@ -435,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("index", "watch"):
         # SIGTERM (a service manager, `kill`) stops a run as Ctrl-C does: what is finished is kept.
         signal.signal(signal.SIGTERM, _interrupt)
-    if args.command == "query" and args.queries:
+    if args.command in ("query", "context") and args.queries:
         args.json = True  # a batch always answers in JSON lines
     try:
         return int(args.run(args))
