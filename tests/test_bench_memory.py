@@ -56,4 +56,5 @@ def test_live_children_report_their_own_peaks() -> None:
     finally:
         for child in children:
             child.communicate("\n", timeout=30)
-    assert not set(peaks) & set(children_peak_rss_mb())  # ended children are no longer listed
+    ended = {child.pid for child in children}
+    assert not ended & set(children_peak_rss_mb())  # ended children are no longer listed (others may live on)
