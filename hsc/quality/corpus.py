@@ -22,7 +22,7 @@ import sysconfig
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from hsc.chunk.ingest import walk_repository
 from hsc.chunk.parse import parser_for
@@ -71,6 +71,14 @@ FUNCTION_TYPES = frozenset(
 )
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+class _HasQuery(Protocol):
+    @property
+    def query(self) -> str: ...
+
+
+Queried = TypeVar("Queried", bound=_HasQuery)
 
 
 @dataclass(frozen=True)
@@ -169,7 +177,7 @@ def _comment_text(nodes: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _name(node: Any) -> str:
+def definition_name(node: Any) -> str:
     name = node.child_by_field_name("name")
     return name.text.decode("utf-8", "replace") if name is not None else ""
 
@@ -242,21 +250,27 @@ def _documented_files(sources: list[tuple[Path, str]]) -> Iterator[tuple[str, by
             except (OSError, LookupError, ValueError, UnicodeDecodeError):
                 continue
             out_path = f"{name}/{rel_path}" if name else rel_path
-            targets = []
-            for node, doc in functions:
-                start, end = node.start_point[0] + 1, node.end_point[0] + 1
-                sentence = first_sentence(doc)
-                function_name = _name(node)
-                if function_name and sentence.startswith(function_name + " "):
-                    sentence = sentence[
-                        len(function_name) + 1 :
-                    ]  # Go's "Name does ...": not the answer's name
-                if end - start + 1 >= MIN_LINES and _usable(sentence):
-                    targets.append(Target(sentence, out_path, start, end, function_name))
+            targets = [target for target, _ in doc_targets(functions, out_path)]
             yield out_path, blank(data, blanks), targets
 
 
-def _unique_queries(targets: list[Target]) -> list[Target]:
+def doc_targets(functions: list[tuple[Any, str]], path: str) -> list[tuple[Target, Any]]:
+    """The usable queries among ``find_docs``'s functions, each with its syntax node:
+    the doc's first sentence of at least ``MIN_WORDS`` words, for a function of at
+    least ``MIN_LINES`` lines."""
+    targets = []
+    for node, doc in functions:
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        sentence = first_sentence(doc)
+        function_name = definition_name(node)
+        if function_name and sentence.startswith(function_name + " "):
+            sentence = sentence[len(function_name) + 1 :]  # Go's "Name does ...": not the answer's name
+        if end - start + 1 >= MIN_LINES and _usable(sentence):
+            targets.append((Target(sentence, path, start, end, function_name), node))
+    return targets
+
+
+def unique_queries(targets: list[Queried]) -> list[Queried]:
     """One query per sentence: a sentence shared by several functions has no single answer."""
     counts: dict[str, int] = {}
     for target in targets:
@@ -282,7 +296,7 @@ def survey_corpus(sources: list[tuple[Path, str]]) -> CorpusSurvey:
         files += 1
         size += len(data)
         targets += found
-    return CorpusSurvey(files, size, len(targets), len(_unique_queries(targets)))
+    return CorpusSurvey(files, size, len(targets), len(unique_queries(targets)))
 
 
 def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int) -> Corpus:
@@ -301,7 +315,7 @@ def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | Non
         targets += found
     targets.sort(key=lambda t: (t.path, t.start_line))
     functions_seen = len(targets)
-    targets = _unique_queries(targets)
+    targets = unique_queries(targets)
     if queries is not None and queries < len(targets):
         targets = sorted(random.Random(seed).sample(targets, queries), key=lambda t: (t.path, t.start_line))
     corpus = Corpus(root, targets, files, functions_seen)
