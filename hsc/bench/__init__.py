@@ -89,10 +89,25 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         overrides=parse_assignments(args.set or []),
         sweep=not args.no_sweep,
         systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
+        query_kind=args.query_kind,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
     result["files"] = write_run(result, Path(args.out or ".hsc/quality") / "run", png=not args.no_png)
     return result
+
+
+def _encoders(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.encoder_quality import bench_encoder_quality
+    from hsc.params import parse_assignments
+
+    return bench_encoder_quality(
+        args.encoder or [],
+        tuple(args.kinds.split(",")),
+        Path(args.out or ".hsc/encoders-quality"),
+        parse_assignments(args.set or []),
+        args.queries,
+        report=lambda line: print(line, file=sys.stderr, flush=True),
+    )
 
 
 def _app(args: argparse.Namespace) -> dict[str, Any]:
@@ -141,6 +156,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
+    "encoders": (
+        "the quality benchmark per --encoder LABEL=MODEL@BACKEND[:WINDOW] and query kind (--kinds), "
+        "flat, two-stage, hybrid and hybrid-flat, each encoder against the first (paired bootstrap)",
+        _encoders,
+    ),
     "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
@@ -173,7 +193,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
+    parser.add_argument(
+        "--query-kind",
+        choices=("docstring", "comment"),
+        default="docstring",
+        help="quality: a doc's first sentence (default), or a prose comment inside a function body",
+    )
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
+    parser.add_argument(
+        "--encoder", action="append", metavar="LABEL=MODEL@BACKEND[:WINDOW]", help="encoders: one encoder"
+    )
+    parser.add_argument(
+        "--kinds", default="docstring,comment", help="encoders: query kinds (default docstring,comment)"
+    )
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
     )
@@ -188,6 +220,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.quality.report import format_table
 
         return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+    if result["suite"] == "encoders":
+        from hsc.bench.encoder_quality import format_encoder_quality
+
+        return format_encoder_quality(result)
     if result["suite"] == "app":
         from hsc.bench.app import format_app
 

@@ -23,13 +23,17 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
         "Without --from: the standard library outside the quality benchmark's packages.",
     )
     train.add_argument("--from", dest="sources", action="append", metavar="PATH", help="a folder or file")
-    train.add_argument("--out", default=".hsc/encoder", help="the tuned encoder's folder (default .hsc/encoder)")
+    train.add_argument(
+        "--out", default=".hsc/encoder", help="the tuned encoder's folder (default .hsc/encoder)"
+    )
     train.add_argument("--base", default=defaults.base_model, help="the model to start from")
     train.add_argument("--epochs", type=int, default=defaults.epochs)
     train.add_argument("--batch", type=int, default=defaults.batch_size)
     train.add_argument("--lr", type=float, default=defaults.learning_rate)
     train.add_argument("--seed", type=int, default=defaults.seed)
-    train.add_argument("--held-out", type=float, default=defaults.held_out, help="share of files not trained on")
+    train.add_argument(
+        "--held-out", type=float, default=defaults.held_out, help="share of files not trained on"
+    )
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
     train.add_argument("--threads", type=int, default=defaults.threads)
     train.add_argument("--int8-only", action="store_true", help="keep only the int8 file, not the fp32 model")

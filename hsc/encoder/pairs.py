@@ -33,7 +33,16 @@ from hsc.quality.corpus import (
 # Standard-library folders that are not library code to learn from: tests, the
 # IDE, installed third-party packages, and binary or build folders.
 STDLIB_SKIPPED = frozenset(
-    {"test", "idlelib", "site-packages", "dist-packages", "lib-dynload", "__pycache__", "ensurepip", "turtledemo"}
+    {
+        "test",
+        "idlelib",
+        "site-packages",
+        "dist-packages",
+        "lib-dynload",
+        "__pycache__",
+        "ensurepip",
+        "turtledemo",
+    }
 )
 _SCOPE_TYPES = frozenset(
     {

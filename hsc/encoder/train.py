@@ -83,7 +83,9 @@ def train_model(pairs: list[Pair], recipe: Recipe, on_step: OnStep | None = None
     if recipe.max_steps:
         plan = plan[: recipe.max_steps]
     if not plan:
-        raise ValueError(f"{len(pairs)} pairs make no batch of {recipe.batch_size}: mine more or lower --batch")
+        raise ValueError(
+            f"{len(pairs)} pairs make no batch of {recipe.batch_size}: mine more or lower --batch"
+        )
     optimiser = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate)
     schedule = get_linear_schedule_with_warmup(optimiser, math.ceil(recipe.warmup * len(plan)), len(plan))
     model.train()
@@ -107,7 +109,10 @@ def train_model(pairs: list[Pair], recipe: Recipe, on_step: OnStep | None = None
 def _features(model: Any, texts: list[str]) -> dict[str, Any]:
     preprocess = getattr(model, "preprocess", None) or model.tokenize
     features = preprocess(texts)
-    return {name: getattr(value, "to", lambda _: value)(model.device) for name, value in features.items()}
+    # sentence-transformers 6 adds a "modality" string beside the tensors.
+    return {
+        name: value.to(model.device) if hasattr(value, "to") else value for name, value in features.items()
+    }
 
 
 def build_encoder(
