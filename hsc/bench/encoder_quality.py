@@ -23,7 +23,7 @@ COLUMNS = ("recall_at_1", "recall_at_10", "mrr_at_10", "leaves_scored_share")
 
 
 def parse_encoder(text: str) -> tuple[str, EncoderSpec]:
-    """``LABEL=MODEL@BACKEND[:WINDOW]`` -> (label, spec)."""
+    """``LABEL=MODEL@BACKEND[:WINDOW[+mean]]`` -> (label, spec)."""
     label, sep, key = text.partition("=")
     spec = EncoderSpec.from_key(key)
     if not sep or not label or "@" not in key or spec.backend not in key:
@@ -53,6 +53,7 @@ def bench_encoder_quality(
                 "embedding_model": spec.model,
                 "embedding_backend": spec.backend,
                 "embedding_max_tokens": str(spec.window or 0),
+                "embedding_long_leaves": spec.long_leaves,
             }
             options = Options(
                 queries=queries,

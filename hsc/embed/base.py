@@ -66,27 +66,31 @@ class EncoderSpec:
     model: str = DEFAULT_MODEL
     backend: str = "torch"
     window: int | None = None
+    long_leaves: str = "truncate"  # or "mean": every window of a long leaf, averaged (ONNX backends)
 
     @property
     def key(self) -> str:
         """The vector cache's model key: the seed's for torch at the model's window."""
         if self.backend == "torch" and self.window is None:
             return self.model
-        return f"{self.model}@{self.backend}:{self.window or 'model'}"
+        rule = "" if self.long_leaves == "truncate" else f"+{self.long_leaves}"
+        return f"{self.model}@{self.backend}:{self.window or 'model'}{rule}"
 
     @classmethod
     def from_key(cls, key: str) -> EncoderSpec:
         model, sep, rest = key.rpartition("@")
         if not sep:
             return cls(key)
-        backend, _, window = rest.partition(":")
+        backend, _, read = rest.partition(":")
         if backend not in BACKENDS:
             return cls(key)  # an '@' that is part of a model name
-        return cls(model, backend, int(window) if window.isdigit() else None)
+        window, _, rule = read.partition("+")
+        return cls(model, backend, int(window) if window.isdigit() else None, rule or "truncate")
 
     def describe(self) -> str:
         window = f"{self.window} tokens" if self.window else "model's window"
-        return f"{self.model} ({self.backend}, {window})"
+        rule = ", long leaves: mean of windows" if self.long_leaves == "mean" else ""
+        return f"{self.model} ({self.backend}, {window}{rule})"
 
 
 def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
@@ -99,7 +103,9 @@ def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
             f"unknown embedding_backend {backend!r}; choose auto or one of {', '.join(BACKENDS)}"
         )
     window = settings.embedding_max_tokens or BACKEND_WINDOW[backend]
-    return EncoderSpec(settings.embedding_model, backend, window)
+    if backend == "torch" and settings.embedding_long_leaves != "truncate":
+        raise ValueError("embedding_long_leaves=mean needs an ONNX backend (onnx or onnx-int8)")
+    return EncoderSpec(settings.embedding_model, backend, window, settings.embedding_long_leaves)
 
 
 def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
