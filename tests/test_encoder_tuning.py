@@ -5,7 +5,6 @@ own cache key. Real tree-sitter parses, the real model, real ONNX Runtime."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,7 +69,10 @@ def test_pairs_follow_the_corpus_rules_with_docs_blanked_and_scope_first(tmp_pat
     (source / "tests" / "test_ledger.py").write_text(PYTHON)  # tests are never mined
     pairs = {p.query: p for p in mine_pairs([(source, "shop")])}
     # "Too short" fails the word rule; the sentence two functions share has no single answer.
-    assert set(pairs) == {"Sum every entry of the ledger in cents.", "adds every number of the slice together."}
+    assert set(pairs) == {
+        "Sum every entry of the ledger in cents.",
+        "adds every number of the slice together.",
+    }
     total = pairs["Sum every entry of the ledger in cents."]
     assert total.path == "shop/books/ledger.py"
     scope, code = total.code.split("\n", 1)
@@ -98,7 +100,18 @@ def test_stdlib_training_sources_leave_out_the_benchmark_packages():
 
 
 def _functions(count: int, offset: int = 0) -> str:
-    nouns = ["invoice", "parcel", "ticket", "sensor", "ledger", "budget", "report", "folder", "signal", "window"]
+    nouns = [
+        "invoice",
+        "parcel",
+        "ticket",
+        "sensor",
+        "ledger",
+        "budget",
+        "report",
+        "folder",
+        "signal",
+        "window",
+    ]
     verbs = ["Validate", "Archive", "Measure", "Rotate", "Encrypt", "Compress", "Schedule", "Render"]
     out = []
     for number in range(offset, offset + count):
@@ -119,7 +132,9 @@ def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
     source.mkdir()
     (source / "jobs.py").write_text(_functions(40))
     out = tmp_path / "tuned"
-    code = main(["encoder", "train", "--from", str(source), "--out", str(out), "--batch", "8", "--max-steps", "2"])
+    code = main(
+        ["encoder", "train", "--from", str(source), "--out", str(out), "--batch", "8", "--max-steps", "2"]
+    )
     assert code == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["steps"] == 2 and printed["pairs"] == 40
@@ -138,7 +153,9 @@ def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
     torch_vectors = make_embedder(EncoderSpec(str(out), "torch", 128), tmp_path / "cache", "cpu").embed(texts)
     assert float(np.min(np.sum(vectors * torch_vectors, axis=1))) > 0.95
     # Two steps moved the weights: the tuned vectors are not the base model's.
-    base = make_embedder(EncoderSpec("all-MiniLM-L6-v2", "torch", 128), tmp_path / "cache", "cpu").embed(texts)
+    base = make_embedder(EncoderSpec("all-MiniLM-L6-v2", "torch", 128), tmp_path / "cache", "cpu").embed(
+        texts
+    )
     assert float(np.max(np.abs(torch_vectors - base))) > 1e-3
     # Its vectors are cached under their own key.
     assert spec.key != EncoderSpec("all-MiniLM-L6-v2", "onnx-int8", 128).key
@@ -148,7 +165,9 @@ def test_train_refuses_too_few_pairs_and_a_missing_folder(tmp_path, capsys):
     source = tmp_path / "few"
     source.mkdir()
     (source / "jobs.py").write_text(_functions(3))
-    assert main(["encoder", "train", "--from", str(source), "--out", str(tmp_path / "o"), "--batch", "8"]) == 2
+    assert (
+        main(["encoder", "train", "--from", str(source), "--out", str(tmp_path / "o"), "--batch", "8"]) == 2
+    )
     assert "make no batch of 8" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
     assert main(["encoder", "train", "--from", str(tmp_path / "nowhere")]) == 2

@@ -209,9 +209,7 @@ def test_comment_queries_are_prose_comments_inside_bodies_and_are_blanked(tmp_pa
     corpus = build_corpus([(source, "")], tmp_path / "out" / "corpus", None, 0, kind="comment")
     lines = COMMENTED.splitlines()
     (target,) = corpus.targets  # code, a pragma, a short note and a module comment are not queries
-    assert target.query == (
-        "Accounts that were frozen by the bank stay open until the next run."
-    )
+    assert target.query == ("Accounts that were frozen by the bank stay open until the next run.")
     assert target.name == "settle"
     first = lines.index("    # Accounts that were frozen by the bank stay open until the next run.") + 1
     statement = lines.index("    open_ones = [a for a in due if not a.frozen]") + 1
