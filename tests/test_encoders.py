@@ -129,3 +129,34 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
     lines = done.stdout.strip().splitlines()
     assert json.loads(lines[0])["results"][0]["scope"].endswith("discount")
     assert json.loads(lines[-1]) == {"code": 0, "heavy": []}
+
+
+def test_mean_of_windows_reads_a_long_leafs_tail_and_keeps_short_ones(tmp_path):
+    cache = encoder_cache_dir(tmp_path)
+    truncate = make_embedder(resolve_spec(Settings(embedding_backend="onnx"), None), cache, "cpu")
+    mean_spec = resolve_spec(
+        Settings(embedding_backend="onnx", embedding_max_tokens=64, embedding_long_leaves="mean"), None
+    )
+    assert mean_spec.key.endswith(":64+mean") and EncoderSpec.from_key(mean_spec.key) == mean_spec
+    mean = make_embedder(mean_spec, cache, "cpu")
+    cut = make_embedder(
+        resolve_spec(Settings(embedding_backend="onnx", embedding_max_tokens=64), None), cache, "cpu"
+    )
+    head = "def total(rows):\n" + "    value = value + rows[0]\n" * 30
+    texts = [
+        head + "    return parse_invoice_dates(value)",
+        head + "    raise TimeoutError('socket closed')",
+        "x = 1",
+    ]
+    assert truncate.piece_counts(texts[:1])[0] > 3 * 64  # the tails lie past the first window
+    cut_rows, mean_rows = cut.embed(texts, batch_size=1), mean.embed(texts, batch_size=1)
+    assert np.dot(cut_rows[0], cut_rows[1]) > 0.9999  # truncated at 64: the tails are never read
+    assert (
+        np.dot(mean_rows[0], mean_rows[1]) < np.dot(cut_rows[0], cut_rows[1]) - 1e-3
+    )  # read whole: they differ
+    assert np.dot(mean_rows[2], cut_rows[2]) > 0.9999  # a text within one window is read as before
+    assert mean.truncated == 0 and cut.truncated == 2
+    # Rows come back L2-normalised, as from every backend.
+    assert np.allclose(np.linalg.norm(mean_rows, axis=1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="needs an ONNX backend"):
+        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves="mean"), None)
