@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from hsc.bench.encoder_quality import held_out_files
 from hsc.cli import main
 from hsc.embed import EncoderSpec, make_embedder
 from hsc.embed.tuned import ENCODER_FILE, META_FILE
@@ -130,17 +131,18 @@ def _functions(count: int, offset: int = 0) -> str:
 def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
     source = tmp_path / "toy"
     source.mkdir()
-    (source / "jobs.py").write_text(_functions(40))
+    for number in range(4):
+        (source / f"jobs{number}.py").write_text(_functions(12, offset=12 * number))
     out = tmp_path / "tuned"
-    code = main(
-        ["encoder", "train", "--from", str(source), "--out", str(out), "--batch", "8", "--max-steps", "2"]
-    )
-    assert code == 0
+    arguments = ["--out", str(out), "--batch", "8", "--max-steps", "2", "--held-out", "0.25"]
+    assert main(["encoder", "train", "--from", str(source), *arguments]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["steps"] == 2 and printed["pairs"] == 40
+    assert printed["steps"] == 2 and printed["pairs"] == 36  # one file of four held out
     recipe = json.loads((out / META_FILE).read_text())
     assert recipe["recipe"]["batch_size"] == 8 and recipe["recipe"]["seed"] == 0
-    assert recipe["data"]["pairs"] == 40 and recipe["versions"]["torch"]
+    assert recipe["data"]["pairs"] == 48 and recipe["versions"]["torch"]
+    (held,) = recipe["data"]["held_out_files"]
+    assert held.startswith("toy/jobs") and held_out_files(out) == {held.removeprefix("toy/")}
     assert (out / ENCODER_FILE).stat().st_size > 10_000_000  # int8 weights of a 6-layer MiniLM
     spec = EncoderSpec(str(out), "onnx-int8", 128)
     embedder = make_embedder(spec, tmp_path / "cache", "cpu")

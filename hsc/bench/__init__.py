@@ -107,6 +107,8 @@ def _encoders(args: argparse.Namespace) -> dict[str, Any]:
         parse_assignments(args.set or []),
         args.queries,
         report=lambda line: print(line, file=sys.stderr, flush=True),
+        path=Path(args.path) if args.path else None,
+        held_out_of=Path(args.held_out_of) if args.held_out_of else None,
     )
 
 
@@ -205,6 +207,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--kinds", default="docstring,comment", help="encoders: query kinds (default docstring,comment)"
+    )
+    parser.add_argument(
+        "--held-out-of", metavar="DIR", help="encoders: ask only about the files this tuned encoder held out"
     )
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from hsc.embed.base import EncoderSpec
+from hsc.embed.tuned import META_FILE, tuned_folder, tuned_meta
 from hsc.quality.metrics import paired_bootstrap
 from hsc.quality.sweep import Options, run_quality
 
@@ -34,6 +35,17 @@ def parse_encoder(text: str) -> tuple[str, EncoderSpec]:
     return label, spec
 
 
+def held_out_files(folder: Path) -> frozenset[str]:
+    """The files a tuned encoder held out, as paths of a corpus built from the folder it
+    was trained on (``--path``): its pair paths less their leading source name."""
+    if tuned_folder(str(folder)) is None:
+        raise ValueError(f"--held-out-of {folder}: not a tuned encoder's folder (no {META_FILE})")
+    held = tuned_meta(folder)["data"]["held_out_files"]
+    if not held:
+        raise ValueError(f"--held-out-of {folder}: it was trained with nothing held out (--held-out 0)")
+    return frozenset(path.partition("/")[2] for path in held)
+
+
 def bench_encoder_quality(
     encoders: list[str],
     kinds: tuple[str, ...],
@@ -41,8 +53,13 @@ def bench_encoder_quality(
     overrides: dict[str, str],
     queries: int | None = None,
     report: Callable[[str], None] = print,
+    path: Path | None = None,
+    held_out_of: Path | None = None,
 ) -> dict[str, Any]:
+    """``path``: the folder to ask about (default: the standard-library packages);
+    ``held_out_of``: a tuned encoder's folder, to ask only about the files it held out."""
     named = [parse_encoder(text) for text in encoders]
+    query_files = held_out_files(held_out_of) if held_out_of else None
     if not named:
         raise ValueError("bench encoders needs at least one --encoder LABEL=MODEL@BACKEND[:WINDOW]")
     rows, comparisons, corpora = [], [], {}
@@ -56,6 +73,8 @@ def bench_encoder_quality(
                 "embedding_long_leaves": spec.long_leaves,
             }
             options = Options(
+                path=path,
+                query_files=query_files,
                 queries=queries,
                 out=out / f"{label}-{kind}",
                 overrides={**overrides, **settings},

@@ -69,6 +69,8 @@ class Options:
     params: Parameters | None = None  # the parameters to run with (default: Parameters() + overrides)
     systems: tuple[str, ...] = SYSTEM_NAMES  # which systems of the main table to run
     query_kind: str = "docstring"  # or "comment": prose comments inside function bodies
+    # Ask only about these corpus files (None: all); e.g. the files an encoder was not tuned on.
+    query_files: frozenset[str] | None = None
 
 
 def quick_options(out: Path) -> Options:
@@ -106,6 +108,10 @@ def prepare(
     sources, name = corpus_sources(options)
     report(f"building the corpus from {name} into {root}")
     built = corpus_module.build_corpus(sources, root, options.queries, options.seed, options.query_kind)
+    if options.query_files is not None:
+        built = dataclasses.replace(
+            built, targets=[t for t in built.targets if t.path in options.query_files]
+        )
     if not built.targets:
         what = "docstrings or doc comments" if options.query_kind == "docstring" else "body comments"
         raise ValueError(f"no usable {what} in {name}")
