@@ -72,9 +72,9 @@ def command_encoder_train(args: argparse.Namespace) -> int:
             left = (time.time() - started) / step * (steps - step)
             print(f"\rstep {step}/{steps}  loss {loss:.3f}  {left:.0f} s left", end="", file=sys.stderr)
 
-    record = build_encoder(
-        pairs, recipe, Path(args.out), [str(p) for p, _ in sources], progress, keep_model=not args.int8_only
-    )
+    # The standard library is named by its version (in the record), not this machine's path to it.
+    names = [str(p) for p, _ in sources] if args.sources else [f"stdlib/{name}" for _, name in sources]
+    record = build_encoder(pairs, recipe, Path(args.out), names, progress, keep_model=not args.int8_only)
     if not args.quiet:
         print(file=sys.stderr)
     summary = {k: record[k] for k in ("steps", "final_loss", "train_cpu_s", "wall_s", "onnx_int8_bytes")}
