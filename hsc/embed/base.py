@@ -66,7 +66,7 @@ class EncoderSpec:
     model: str = DEFAULT_MODEL
     backend: str = "torch"
     window: int | None = None
-    long_leaves: str = "truncate"  # or "mean": every window of a long leaf, averaged (ONNX backends)
+    long_leaves: str = "truncate"  # or "mean" / "head+mean": a long leaf read whole (ONNX backends)
 
     @property
     def key(self) -> str:
@@ -89,7 +89,7 @@ class EncoderSpec:
 
     def describe(self) -> str:
         window = f"{self.window} tokens" if self.window else "model's window"
-        rule = ", long leaves: mean of windows" if self.long_leaves == "mean" else ""
+        rule = f", long leaves: {self.long_leaves}" if self.long_leaves != "truncate" else ""
         return f"{self.model} ({self.backend}, {window}{rule})"
 
 
@@ -104,7 +104,9 @@ def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
         )
     window = settings.embedding_max_tokens or BACKEND_WINDOW[backend]
     if backend == "torch" and settings.embedding_long_leaves != "truncate":
-        raise ValueError("embedding_long_leaves=mean needs an ONNX backend (onnx or onnx-int8)")
+        raise ValueError(
+            f"embedding_long_leaves={settings.embedding_long_leaves} needs an ONNX backend (onnx, onnx-int8)"
+        )
     return EncoderSpec(settings.embedding_model, backend, window, settings.embedding_long_leaves)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first
+from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first, normalise
 
 # ONNX Runtime's execution provider for each device setting.
 PROVIDERS = {"cuda": "CUDAExecutionProvider", "mps": "CoreMLExecutionProvider", "cpu": "CPUExecutionProvider"}
@@ -92,8 +92,8 @@ class OnnxEmbedder:
 
     def encode_batch(self, batch: list[str]) -> np.ndarray:
         """Mean-pooled rows of one batch, not yet normalised."""
-        if self.spec.long_leaves == "mean":
-            return self._encode_windows(batch)
+        if self.spec.long_leaves != "truncate":
+            return self._encode_windows(batch, head=self.spec.long_leaves == "head+mean")
         encodings = self._tokenizer.encode_batch(batch)
         self.truncated += sum(1 for encoding in encodings if encoding.overflowing)
         return self._pooled([e.ids[: sum(e.attention_mask)] for e in encodings])
@@ -111,19 +111,21 @@ class OnnxEmbedder:
         weights = mask[..., None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
-    def _encode_windows(self, batch: list[str]) -> np.ndarray:
+    def _encode_windows(self, batch: list[str], head: bool) -> np.ndarray:
         """Each text read whole: its word pieces cut into consecutive windows (each with
         the model's start and end tokens), every window pooled, and the windows' vectors
-        averaged, weighted by their pieces. A text within one window is read as before."""
+        averaged, weighted by their pieces; with ``head``, that mean and the first
+        window's vector, each normalised, are added (equal weights), so the head that
+        a docstring query matches keeps its pull. A text within one window is read as before."""
         windows, owners, weights = [], [], []
         for number, encoding in enumerate(self._unlimited.encode_batch(batch)):
             ids, special = encoding.ids, encoding.special_tokens_mask
-            head = [i for i, s in zip(ids[:1], special[:1]) if s]
-            tail = [i for i, s in zip(ids[-1:], special[-1:]) if s] if len(ids) > 1 else []
-            body = ids[len(head) : len(ids) - len(tail)]
-            step = max(1, self.max_seq_length - len(head) - len(tail))
+            opener = [i for i, s in zip(ids[:1], special[:1]) if s]
+            closer = [i for i, s in zip(ids[-1:], special[-1:]) if s] if len(ids) > 1 else []
+            body = ids[len(opener) : len(ids) - len(closer)]
+            step = max(1, self.max_seq_length - len(opener) - len(closer))
             for start in range(0, max(len(body), 1), step):
-                windows.append(head + body[start : start + step] + tail)
+                windows.append(opener + body[start : start + step] + closer)
                 owners.append(number)
                 weights.append(len(windows[-1]))
         pooled = self._pooled(windows)
@@ -131,7 +133,11 @@ class OnnxEmbedder:
         totals = np.zeros(len(batch), dtype=np.float32)
         np.add.at(out, owners, pooled * np.array(weights, dtype=np.float32)[:, None])
         np.add.at(totals, owners, weights)
-        return out / totals[:, None]
+        mean = out / totals[:, None]
+        if not head:
+            return mean
+        firsts = np.unique(owners, return_index=True)[1]  # each text's first window
+        return normalise(mean) + normalise(pooled[firsts])
 
     def embed(
         self, texts: Sequence[str], batch_size: int = 32, on_batch: OnBatch | None = None
