@@ -220,6 +220,9 @@ class Parameters:
 
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# The default encoder: DEFAULT_MODEL tuned on docstring → code pairs, int8, inside the package
+# (hsc/embed/encoders/; README, Encoders). The torch and onnx backends run DEFAULT_MODEL for it.
+DEFAULT_ENCODER = "hsc-code-minilm"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 # What an ONNX encoder does with a leaf longer than its window (README, Encoders).
@@ -237,8 +240,11 @@ class Settings:
     """Which model, tokenizer and summariser a run uses, and ingestion limits."""
 
     embedding_model: str = _p(
-        DEFAULT_MODEL,
-        "sentence-transformers model name or local path; the default ships inside site-packages.",
+        DEFAULT_ENCODER,
+        f"'{DEFAULT_ENCODER}' (all-MiniLM-L6-v2 tuned on code, int8, shipped in the package; the torch "
+        f"and onnx backends run {DEFAULT_MODEL} for it), a sentence-transformers model name, a local model "
+        "folder, or a folder made by `hsc encoder train`. A repository keeps the encoder that made its "
+        "vectors unless another model or backend is named.",
         "embed",
     )
     tokenizer: str = _p(DEFAULT_TOKENIZER, "tiktoken encoding that counts tokens.", "chunk")

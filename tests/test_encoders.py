@@ -17,7 +17,8 @@ from conftest import ROOT, SAMPLE_REPOS
 from hsc.api import Index
 from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
 from hsc.embed.onnx_backend import providers_for
-from hsc.params import Settings
+from hsc.embed.tuned import BUNDLED
+from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, Settings
 
 
 @pytest.fixture(scope="module")
@@ -39,10 +40,15 @@ def sample_texts():
 @pytest.fixture(scope="module")
 def onnx_embedders(tmp_path_factory):
     cache = encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
-    return {
-        backend: make_embedder(resolve_spec(Settings(embedding_backend=backend), None), cache, "cpu")
+    base = {
+        backend: make_embedder(
+            resolve_spec(Settings(embedding_model=DEFAULT_MODEL, embedding_backend=backend), None),
+            cache,
+            "cpu",
+        )
         for backend in ("onnx", "onnx-int8")
     }
+    return {**base, "default": make_embedder(resolve_spec(Settings(), None), cache, "cpu")}
 
 
 def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(embedder, onnx_embedders, sample_texts):
@@ -85,7 +91,7 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, embe
     repo = tmp_path / "inventory_py"
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="onnx-int8")) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         first = index.index(repo)
         key = index.repositories()[0]["embedding_model"]
         assert EncoderSpec.from_key(key).backend == "onnx-int8"
@@ -93,7 +99,7 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, embe
         assert hit.scope.endswith("apply_discount")
     # A torch run on the same database: 'auto' keeps the recorded backend ...
     with Index.open(tmp_path / "index.db", settings=Settings()) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         assert index.index(repo).leaves_embedded == 0
         assert index.query("apply a percentage discount to a price").results[0].scope == hit.scope
     # ... a named other backend will not query vectors it did not make ...
@@ -113,7 +119,7 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     database = tmp_path / "index.db"
     with Index.open(database, settings=Settings(embedding_backend="onnx-int8")) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         index.index(repo)
     program = (
         "import sys, json\n"
@@ -160,3 +166,32 @@ def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, ru
     assert np.allclose(np.linalg.norm(whole_rows, axis=1), 1.0, atol=1e-5)
     with pytest.raises(ValueError, match="needs an ONNX backend"):
         resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves=rule), None)
+
+
+def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
+    tmp_path, onnx_embedders, sample_texts
+):
+    spec = resolve_spec(Settings(), None)
+    assert spec.key == f"{DEFAULT_ENCODER}@onnx-int8:128"
+    cache = tmp_path / "cache"
+    tuned = make_embedder(spec, cache, "cpu")
+    assert not cache.exists()  # the package's own int8 file: no export, no download
+    vectors = tuned.embed(sample_texts[:8])
+    base = onnx_embedders["onnx-int8"].embed(sample_texts[:8])
+    agreement = np.einsum("ij,ij->i", vectors, base)
+    assert 0.5 < agreement.mean() < 0.99  # the same model, moved by tuning
+    assert (BUNDLED[DEFAULT_ENCODER] / "encoder.json").is_file()
+    # torch and onnx have no tuned weights to run: they run the base model, under its own key.
+    assert resolve_spec(Settings(embedding_backend="torch"), None).key == DEFAULT_MODEL
+    assert resolve_spec(Settings(embedding_backend="onnx"), None).model == DEFAULT_MODEL
+    # A repository indexed before (base model, int8) keeps its encoder under the default settings ...
+    before = f"{DEFAULT_MODEL}@onnx-int8:128"
+    assert resolve_spec(Settings(), before).key == before
+    # ... and moves only when a model or backend is named.
+    assert (
+        resolve_spec(Settings(embedding_model=DEFAULT_ENCODER, embedding_backend="onnx-int8"), before) == spec
+    )
+    assert (
+        resolve_spec(Settings(embedding_model=DEFAULT_MODEL), f"{DEFAULT_ENCODER}@onnx-int8:128").key
+        == before
+    )

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from hsc.embed.tuned import fp32_model, tuned_folder
-from hsc.params import DEFAULT_MODEL, ENCODER_BACKENDS
+from hsc.embed.tuned import fp32_model, runnable_model, tuned_folder
+from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, ENCODER_BACKENDS
 
 if TYPE_CHECKING:
     from hsc.params import Settings
@@ -107,7 +107,8 @@ def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
         raise ValueError(
             f"embedding_long_leaves={settings.embedding_long_leaves} needs an ONNX backend (onnx, onnx-int8)"
         )
-    return EncoderSpec(settings.embedding_model, backend, window, settings.embedding_long_leaves)
+    model = runnable_model(settings.embedding_model, backend)
+    return EncoderSpec(model, backend, window, settings.embedding_long_leaves)
 
 
 def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
@@ -116,7 +117,8 @@ def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
     the default for a repository with none yet."""
     if settings.embedding_backend == "auto" and recorded_key:
         recorded = EncoderSpec.from_key(recorded_key)
-        if recorded.model == settings.embedding_model:
+        # The default model moves no repository: one indexed before the tuned default keeps its vectors.
+        if recorded.model == settings.embedding_model or settings.embedding_model == DEFAULT_ENCODER:
             return recorded
     return spec_for(settings)
 

@@ -1,5 +1,5 @@
 """A tuned encoder's folder: what ``python -m hsc encoder train`` writes and what
-``embedding_model`` may name.
+``embedding_model`` may name, and the tuned encoder that ships as the default.
 
 The folder holds the ONNX int8 file, its tokenizer and ``encoder.json`` (the
 export's metadata plus the recipe: data, seed, steps, versions), and, when it
@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hsc.params import DEFAULT_ENCODER
+
 ENCODER_FILE = "encoder-int8.onnx"
 TOKENIZER_FILE = "tokenizer.json"
 META_FILE = "encoder.json"
@@ -22,10 +24,24 @@ META_FILE = "encoder.json"
 TUNED_WINDOW = 128
 
 
+# Tuned encoders that ship inside the package, by name (README, Encoders).
+BUNDLED = {DEFAULT_ENCODER: Path(__file__).parent / "encoders" / DEFAULT_ENCODER}
+
+
 def tuned_folder(model: str) -> Path | None:
-    """The tuned-encoder folder ``model`` names, or None for any other model."""
-    folder = Path(model)
+    """The tuned-encoder folder ``model`` names (a bundled name or a folder), or None."""
+    folder = BUNDLED.get(model) or Path(model)
     return folder if (folder / META_FILE).is_file() else None
+
+
+def runnable_model(model: str, backend: str) -> str:
+    """The model a backend runs for ``model``: a tuned encoder kept only as int8 (the
+    bundled one) is its base model under ``torch`` and ``onnx``, so those backends give
+    the base model's vectors under the base model's key, never a mix."""
+    folder = tuned_folder(model)
+    if folder is None or backend == "onnx-int8" or (folder / "model" / "config.json").is_file():
+        return model
+    return str(tuned_meta(folder)["recipe"]["base_model"])
 
 
 def tuned_meta(folder: Path) -> dict[str, Any]:
