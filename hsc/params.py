@@ -290,11 +290,11 @@ class Settings:
         maximum=8192,
     )
     embedding_long_leaves: str = _p(
-        "truncate",
+        "head+mean",
         "A leaf longer than the encoder's window: 'truncate' (read its first window only, the seed's), "
         "'mean' (read it whole in consecutive windows and take the mean of their pooled vectors) or "
-        "'head+mean' (that mean plus the first window's vector, equal weights). ONNX backends; the "
-        "vectors of each rule are cached apart.",
+        "'head+mean' (the default: that mean plus the first window's vector, equal weights). ONNX backends "
+        "(torch truncates); the vectors of each rule are cached apart.",
         "embed",
         choices=LONG_LEAF_RULES,
     )

@@ -42,7 +42,12 @@ def onnx_embedders(tmp_path_factory):
     cache = encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
     base = {
         backend: make_embedder(
-            resolve_spec(Settings(embedding_model=DEFAULT_MODEL, embedding_backend=backend), None),
+            resolve_spec(
+                Settings(
+                    embedding_model=DEFAULT_MODEL, embedding_backend=backend, embedding_long_leaves="truncate"
+                ),
+                None,
+            ),
             cache,
             "cpu",
         )
@@ -141,7 +146,7 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
 @pytest.mark.parametrize("rule", ["mean", "head+mean"])
 def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, rule):
     cache = encoder_cache_dir(tmp_path)
-    onnx = Settings(embedding_backend="onnx", embedding_max_tokens=64)
+    onnx = Settings(embedding_backend="onnx", embedding_max_tokens=64, embedding_long_leaves="truncate")
     whole_spec = resolve_spec(dataclasses.replace(onnx, embedding_long_leaves=rule), None)
     assert whole_spec.key.endswith(f":64+{rule}") and EncoderSpec.from_key(whole_spec.key) == whole_spec
     whole = make_embedder(whole_spec, cache, "cpu")
@@ -164,15 +169,18 @@ def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, ru
         assert np.dot(whole_rows[0], cut_rows[0]) > np.dot(mean_rows[0], cut_rows[0]) + 1e-3
     assert whole.truncated == 0 and cut.truncated == 2
     assert np.allclose(np.linalg.norm(whole_rows, axis=1), 1.0, atol=1e-5)
-    with pytest.raises(ValueError, match="needs an ONNX backend"):
-        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves=rule), None)
+    # torch reads one window whatever the rule: the seed's encoder, under the seed's key.
+    assert (
+        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves=rule), None).key
+        == DEFAULT_MODEL
+    )
 
 
 def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     tmp_path, onnx_embedders, sample_texts
 ):
     spec = resolve_spec(Settings(), None)
-    assert spec.key == f"{DEFAULT_ENCODER}@onnx-int8:128"
+    assert spec.key == f"{DEFAULT_ENCODER}@onnx-int8:128+head+mean"
     cache = tmp_path / "cache"
     tuned = make_embedder(spec, cache, "cpu")
     assert not cache.exists()  # the package's own int8 file: no export, no download
@@ -191,7 +199,5 @@ def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     assert (
         resolve_spec(Settings(embedding_model=DEFAULT_ENCODER, embedding_backend="onnx-int8"), before) == spec
     )
-    assert (
-        resolve_spec(Settings(embedding_model=DEFAULT_MODEL), f"{DEFAULT_ENCODER}@onnx-int8:128").key
-        == before
-    )
+    named = Settings(embedding_model=DEFAULT_MODEL, embedding_long_leaves="truncate")
+    assert resolve_spec(named, spec.key).key == before

@@ -103,12 +103,10 @@ def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
             f"unknown embedding_backend {backend!r}; choose auto or one of {', '.join(BACKENDS)}"
         )
     window = settings.embedding_max_tokens or BACKEND_WINDOW[backend]
-    if backend == "torch" and settings.embedding_long_leaves != "truncate":
-        raise ValueError(
-            f"embedding_long_leaves={settings.embedding_long_leaves} needs an ONNX backend (onnx, onnx-int8)"
-        )
+    # sentence-transformers reads one window; the seed's torch encoder stays exactly the seed's.
+    long_leaves = "truncate" if backend == "torch" else settings.embedding_long_leaves
     model = runnable_model(settings.embedding_model, backend)
-    return EncoderSpec(model, backend, window, settings.embedding_long_leaves)
+    return EncoderSpec(model, backend, window, long_leaves)
 
 
 def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
