@@ -19,15 +19,16 @@ from hsc.quality.corpus import STDLIB_PACKAGES
 PYTHON = '''"""Module docstring that must go."""
 
 
-class Ledger:
-    """A ledger of entries, kept in order."""
+class Shelf:
+    """Books on one shelf, left to right."""
 
-    def total(self):
-        """Sum every entry of the ledger in cents."""
-        value = 0
-        for entry in self.entries:
-            value += entry
-        return value
+    def widest(self):
+        """Find the widest book standing on this shelf."""
+        best = None
+        for book in self.books:
+            if best is None or book.width > best.width:
+                best = book
+        return best
 
     def short(self):
         """Too short."""
@@ -50,13 +51,15 @@ def copy_two(x):
 
 GO = """package sums
 
-// Sum adds every number of the slice together.
-func Sum(values []int) int {
-\ttotal := 0
-\tfor _, v := range values {
-\t\ttotal += v
+// Largest picks the greatest number of a non-empty slice.
+func Largest(values []int) int {
+\tbest := values[0]
+\tfor _, v := range values[1:] {
+\t\tif v > best {
+\t\t\tbest = v
+\t\t}
 \t}
-\treturn total
+\treturn best
 }
 """
 
@@ -64,24 +67,24 @@ func Sum(values []int) int {
 def test_pairs_follow_the_corpus_rules_with_docs_blanked_and_scope_first(tmp_path):
     source = tmp_path / "src"
     (source / "books").mkdir(parents=True)
-    (source / "books" / "ledger.py").write_text(PYTHON)
+    (source / "books" / "shelf.py").write_text(PYTHON)
     (source / "sums.go").write_text(GO)
     (source / "tests").mkdir()
-    (source / "tests" / "test_ledger.py").write_text(PYTHON)  # tests are never mined
+    (source / "tests" / "test_shelf.py").write_text(PYTHON)  # tests are never mined
     pairs = {p.query: p for p in mine_pairs([(source, "shop")])}
     # "Too short" fails the word rule; the sentence two functions share has no single answer.
     assert set(pairs) == {
-        "Sum every entry of the ledger in cents.",
-        "adds every number of the slice together.",
+        "Find the widest book standing on this shelf.",
+        "picks the greatest number of a non-empty slice.",
     }
-    total = pairs["Sum every entry of the ledger in cents."]
-    assert total.path == "shop/books/ledger.py"
-    scope, code = total.code.split("\n", 1)
-    assert scope == "shop.books.ledger.Ledger.total"
-    assert code.startswith("def total(self):") and "value += entry" in code
-    assert "Sum every entry" not in code and "A ledger" not in code
-    go = pairs["adds every number of the slice together."]
-    assert go.code.startswith("shop.sums.Sum\nfunc Sum(") and "adds every" not in go.code
+    widest = pairs["Find the widest book standing on this shelf."]
+    assert widest.path == "shop/books/shelf.py"
+    scope, code = widest.code.split("\n", 1)
+    assert scope == "shop.books.shelf.Shelf.widest"
+    assert code.startswith("def widest(self):") and "best = book" in code
+    assert "widest book standing" not in code and "left to right" not in code
+    go = pairs["picks the greatest number of a non-empty slice."]
+    assert go.code.startswith("shop.sums.Largest\nfunc Largest(") and "greatest" not in go.code
 
 
 def test_split_by_file_keeps_a_file_on_one_side(tmp_path):
