@@ -102,6 +102,8 @@ def valley_boundaries(
     return boundaries
 
 
+
+
 def segment(
     vectors: np.ndarray,
     file_index: np.ndarray,
