@@ -190,6 +190,51 @@ def definition_name(node: Any) -> str:
     return name.text.decode("utf-8", "replace") if name is not None else ""
 
 
+def _tabled_doc(node: Any, tables: LanguageTables) -> list[Any]:
+    """The doc comment nodes directly above a definition of a tabled language: a ``/**`` block,
+    or the run of line comments that start with one of its doc prefixes (``///``, ``#'``)."""
+    block: list[Any] = []
+    sibling = node.prev_named_sibling
+    line = node.start_point[0]
+    while sibling is not None and sibling.type in tables.comments and sibling.end_point[0] >= line - 1:
+        block.insert(0, sibling)
+        line = sibling.start_point[0]
+        sibling = sibling.prev_named_sibling
+    if not block:
+        return []
+    if "/**" in tables.doc_prefixes and block[-1].text.startswith(b"/**"):
+        return [block[-1]]
+    prefixes = tuple(p.encode() for p in tables.doc_prefixes if p != "/**")
+    if prefixes == (b"---",):  # Lua: a doc block opens with ---, goes on with --
+        return block if block[0].text.startswith(b"---") else []
+    return [c for c in block if prefixes and c.text.startswith(prefixes)]
+
+
+def _tabled_text(nodes: list[Any]) -> str:
+    lines = [line for node in nodes for line in comment_lines(node.text.decode("utf-8", "replace"))]
+    tag = next((i for i, line in enumerate(lines) if line.startswith("@")), len(lines))
+    return "\n".join(lines[:tag])
+
+
+def _tabled_docs(
+    data: bytes, root: Any, tables: LanguageTables
+) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
+    functions: list[tuple[Any, str]] = []
+    blanks: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        kind = tables.kind(data, node)
+        if kind is None:
+            continue
+        comments = _tabled_doc(node, tables)
+        blanks.extend((c.start_byte, c.end_byte) for c in comments)
+        if comments and kind in ("function", "method"):
+            functions.append((node, _tabled_text(comments)))
+    return functions, blanks
+
+
 def find_docs(
     data: bytes, language: str, tree: Any = None
 ) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
