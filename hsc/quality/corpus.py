@@ -24,8 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from hsc.chunk.doctext import comment_lines
 from hsc.chunk.ingest import walk_repository
-from hsc.chunk.languages import LANGUAGE_TABLES
+from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
 from hsc.chunk.parse import parser_for
 
 MIN_WORDS = 4
