@@ -235,9 +235,12 @@ def _keep(
 
 
 def needs_export(spec: EncoderSpec, cache_dir: Path) -> bool:
-    """Whether loading ``spec`` from ``cache_dir`` exports the model first (20-30 s, once)."""
+    """Whether loading ``spec`` from ``cache_dir`` exports the model first (20-30 s, once);
+    never for torch, nor for a tuned encoder's own int8 file."""
+    if not spec.backend.startswith("onnx") or (spec.backend == "onnx-int8" and tuned_folder(spec.model)):
+        return False
     model_file, meta_file = export_files(spec, cache_dir)
-    return spec.backend.startswith("onnx") and not (meta_file.exists() and model_file.exists())
+    return not (meta_file.exists() and model_file.exists())
 
 
 def load_exported(
