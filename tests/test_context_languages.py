@@ -13,6 +13,7 @@ from test_context import check_pack, uses_of, write
 
 from hsc.api import Index
 from hsc.params import Parameters
+from hsc.search.resolve import base_names
 
 FILES = {
     # C#: a block namespace imported with using; a file-scoped namespace; the same namespace elsewhere.
@@ -53,7 +54,7 @@ FILES = {
 
             int Total()
             {
-                return Money.Cents(this.Count()) + Tax.Rate() + this.Shipping();
+                return Money.Cents(this.Count()) + Tax.Rate() + this.Shipping() + Stock.Left();
             }
         }
         """,
@@ -65,6 +66,18 @@ FILES = {
                 protected int Shipping()
                 {
                     return 5;
+                }
+            }
+        }
+        """,
+    "cs/Warehouse/Stock.cs": """
+        namespace Warehouse
+        {
+            public static class Stock
+            {
+                public static int Left()
+                {
+                    return 7;
                 }
             }
         }
@@ -146,8 +159,15 @@ FILES = {
             }
 
             fun total(): Int {
-                return Money.cents(this.count()) + toEuros(500) + taxRate()
+                return Money.cents(this.count()) + toEuros(500) + taxRate() + stockLeft()
             }
+        }
+        """,
+    "kt/src/main/kotlin/com/warehouse/Stock.kt": """
+        package com.warehouse
+
+        fun stockLeft(): Int {
+            return 7
         }
         """,
     # Scala: a renamed import of an object.
@@ -328,6 +348,23 @@ def test_the_pack_of_a_hit_holds_the_definition_it_uses(languages_index, prefix,
 
 def test_nothing_is_found_by_name_alone(languages_index):
     index, root = languages_index
-    # Scala's Cart imports Money under another name only: the bare name would find nothing.
-    uses = uses_of(index, root, "scala/com/shop/Cart.scala", "def total")
-    assert all(not path.startswith(("kt/", "cs/", "php/", "Sources/")) for path in uses.values())
+    # Stock is in a namespace Cart.cs neither declares nor uses; stockLeft in a package Cart.kt
+    # does not import: both stay unresolved though they are defined in the repository.
+    csharp = uses_of(index, root, "cs/Cart.cs", "int Total")
+    assert "cs/Billing/Money.cs" in csharp.values() and "cs/Warehouse/Stock.cs" not in csharp.values()
+    kotlin = uses_of(index, root, "kt/src/main/kotlin/com/shop/Cart.kt", "fun total")
+    assert "kt/src/main/kotlin/com/warehouse/Stock.kt" not in kotlin.values()
+    assert "kt/src/main/kotlin/com/shop/Tax.kt" in kotlin.values()
+
+
+def test_base_classes_after_a_colon():
+    assert base_names("public class Cart : BaseCart, IDisposable where T : class", "csharp") == [
+        "BaseCart",
+        "IDisposable",
+    ]
+    assert base_names("class Cart<T : Any>(val size: Int) : Base(size), Shop.Sized", "kotlin") == [
+        "Base",
+        "Shop.Sized",
+    ]
+    assert base_names("class Cart: Base, Codable", "swift") == ["Base", "Codable"]
+    assert base_names("class Cart(Base):", "python") == ["Base"]
