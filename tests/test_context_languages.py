@@ -12,6 +12,9 @@ import pytest
 from test_context import check_pack, uses_of, write
 
 from hsc.api import Index
+from hsc.chunk.parse import cut_file
+from hsc.chunk.tokens import get_counter
+from hsc.model import ImportBinding
 from hsc.params import Parameters
 from hsc.search.resolve import base_names
 
@@ -368,3 +371,19 @@ def test_base_classes_after_a_colon():
     ]
     assert base_names("class Cart: Base, Codable", "swift") == ["Base", "Codable"]
     assert base_names("class Cart(Base):", "python") == ["Base"]
+
+
+def test_imports_bind_as_their_tables_read_them():
+    """One reading of imports: the bindings are the tables' ImportForms, wherever C# puts a using."""
+    source = "namespace Shop.Billing\n{\n    using Acme.Money;\n    using Json = System.Text.Json;\n}\n"
+    cut = cut_file(source, "Billing.cs", "csharp", Parameters(), get_counter())
+    assert cut.bindings == [
+        ImportBinding("*", "Acme.Money", "*", 0, 3),
+        ImportBinding("Json", "System.Text", "Json", 0, 4),
+    ]
+    assert [name for facts in cut.facts for name in facts.imports] == ["Acme.Money", "System.Text.Json"]
+    source = "package a\n\nimport b.c.D as E\nimport f.g.*\n"
+    assert cut_file(source, "a/A.kt", "kotlin", Parameters(), get_counter()).bindings == [
+        ImportBinding("E", "b.c", "D", 0, 3),
+        ImportBinding("*", "f.g", "*", 0, 4),
+    ]

@@ -3,10 +3,12 @@
 A bare name is looked up where the language puts it: the file's own top-level definitions
 (for Go the whole package folder's), then the names its imports bind (``from m import x as y``,
 ``import m as n``, relative imports, re-exports through a package's ``__init__``, JavaScript's
-named and default imports, Rust's ``use``, Java's imports). A member reference ``a.b`` is
-``b`` of what ``a`` is: the enclosing class for ``self``/``cls``/``this`` (then its bases),
-the bases for ``super()``, a module an import bound, or a class. Nothing is found by name alone
-across the repository: a name nothing binds stays unresolved.
+named and default imports, Rust's ``use``, Java's imports; C#, PHP, Kotlin, Scala and Swift look
+in the files of their namespace, package folder or target first, then in what their imports name:
+:mod:`hsc.search.modules`). A member reference ``a.b`` is ``b`` of what ``a`` is: the enclosing
+class for ``self``/``cls``/``this``/``$this`` (then its bases; a Swift extension's type too), the
+bases for ``super()``, ``super``, ``base``, ``parent``, a module an import bound, or a class.
+Nothing is found by name alone across the repository: a name nothing binds stays unresolved.
 """
 
 from __future__ import annotations
