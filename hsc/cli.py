@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hsc import __version__
 from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
+from hsc.encoder.cli import add_encoder_arguments
 from hsc.params import (
     RETRIEVAL_MODES,
     Parameters,
@@ -466,6 +467,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)
+
+    encoder = sub.add_parser("encoder", help="tune the encoder on doc → code pairs (README: Encoders)")
+    add_encoder_arguments(encoder)
 
     bench = sub.add_parser("bench", help="performance and quality figures (see the README's Performance)")
     add_bench_arguments(bench)

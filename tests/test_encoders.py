@@ -3,6 +3,7 @@ with its own vectors in the cache, and a cold query that never imports torch."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,7 +20,8 @@ from hsc.api import Index
 from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
 from hsc.embed.onnx_backend import providers_for
 from hsc.embed.onnx_export import export_files, load_exported
-from hsc.params import Settings
+from hsc.embed.tuned import BUNDLED
+from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, Settings
 
 
 def leaf_texts(repo: Path) -> list[str]:
@@ -53,12 +55,22 @@ def onnx_cache(tmp_path_factory):
     return encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
 
 
-@pytest.fixture(scope="module")
 def onnx_embedders(onnx_cache):
-    return {
-        backend: make_embedder(resolve_spec(Settings(embedding_backend=backend), None), onnx_cache, "cpu")
+    cache = onnx_cache
+    base = {
+        backend: make_embedder(
+            resolve_spec(
+                Settings(
+                    embedding_model=DEFAULT_MODEL, embedding_backend=backend, embedding_long_leaves="truncate"
+                ),
+                None,
+            ),
+            cache,
+            "cpu",
+        )
         for backend in ("onnx", "onnx-int8")
     }
+    return {**base, "default": make_embedder(resolve_spec(Settings(), None), cache, "cpu")}
 
 
 def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(torch_embedder, onnx_embedders, sample_texts):
@@ -73,14 +85,14 @@ def test_onnx_fp32_gives_torchs_vectors_and_int8_stays_close(torch_embedder, onn
 
 
 def test_the_graph_built_without_torch_gives_torchs_vectors_on_real_code(
-    embedder, onnx_cache, onnx_embedders, stdlib_texts
+    torch_embedder, onnx_cache, onnx_embedders, stdlib_texts
 ):
-    # The default model is a BERT folder: both ONNX files are written from its weights, not by torch.
-    for backend, built in onnx_embedders.items():
-        meta_file = export_files(built.spec, onnx_cache)[1]
+    # The base model is a BERT folder: both ONNX files are written from its weights, not by torch.
+    for backend in ("onnx", "onnx-int8"):
+        meta_file = export_files(onnx_embedders[backend].spec, onnx_cache)[1]
         assert json.loads(meta_file.read_text())["made_by"] == "onnx.helper", backend
     assert len(stdlib_texts) > 150
-    reference = embedder.embed(stdlib_texts)
+    reference = torch_embedder.embed(stdlib_texts)
     fp32 = np.einsum("ij,ij->i", onnx_embedders["onnx"].embed(stdlib_texts), reference)
     assert fp32.mean() >= 0.9999 and fp32.min() > 0.999
     # int8 against fp32 at its own window of 128 word pieces: what quantisation alone changes.
@@ -144,7 +156,7 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, torc
     repo = tmp_path / "inventory_py"
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     with Index.open(tmp_path / "index.db", settings=Settings(embedding_backend="onnx-int8")) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         first = index.index(repo)
         key = index.repositories()[0]["embedding_model"]
         assert EncoderSpec.from_key(key).backend == "onnx-int8"
@@ -152,7 +164,7 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, torc
         assert hit.scope.endswith("apply_discount")
     # A torch run on the same database: 'auto' keeps the recorded backend ...
     with Index.open(tmp_path / "index.db", settings=Settings()) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         assert index.index(repo).leaves_embedded == 0
         assert index.query("apply a percentage discount to a price").results[0].scope == hit.scope
     # ... a named other backend will not query vectors it did not make ...
@@ -172,7 +184,7 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     database = tmp_path / "index.db"
     with Index.open(database, settings=Settings(embedding_backend="onnx-int8")) as index:
-        index.use_embedder(onnx_embedders["onnx-int8"])
+        index.use_embedder(onnx_embedders["default"])
         index.index(repo)
     program = (
         "import sys, json\n"
@@ -189,3 +201,63 @@ def test_a_cold_query_on_an_onnx_index_never_imports_torch(tmp_path, onnx_embedd
     lines = done.stdout.strip().splitlines()
     assert json.loads(lines[0])["results"][0]["scope"].endswith("discount")
     assert json.loads(lines[-1]) == {"code": 0, "heavy": []}
+
+
+@pytest.mark.parametrize("rule", ["mean", "head+mean"])
+def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, rule):
+    cache = encoder_cache_dir(tmp_path)
+    onnx = Settings(embedding_backend="onnx", embedding_max_tokens=64, embedding_long_leaves="truncate")
+    whole_spec = resolve_spec(dataclasses.replace(onnx, embedding_long_leaves=rule), None)
+    assert whole_spec.key.endswith(f":64+{rule}") and EncoderSpec.from_key(whole_spec.key) == whole_spec
+    whole = make_embedder(whole_spec, cache, "cpu")
+    cut = make_embedder(resolve_spec(onnx, None), cache, "cpu")
+    head = "def total(rows):\n" + "    value = value + rows[0]\n" * 30
+    texts = [
+        head + "    return parse_invoice_dates(value)",
+        head + "    raise TimeoutError('socket closed')",
+        "x = 1",
+    ]
+    assert cut.piece_counts(texts[:1])[0] > 3 * 64  # the tails lie past the first window
+    cut_rows, whole_rows = cut.embed(texts, batch_size=1), whole.embed(texts, batch_size=1)
+    assert np.dot(cut_rows[0], cut_rows[1]) > 0.9999  # truncated at 64: the tails are never read
+    # Read whole, the two leaves differ by their tails.
+    assert np.dot(whole_rows[0], whole_rows[1]) < np.dot(cut_rows[0], cut_rows[1]) - 1e-3
+    assert np.dot(whole_rows[2], cut_rows[2]) > 0.9999  # a text within one window is read as before
+    if rule == "head+mean":  # the head keeps its pull: nearer the truncated vector than the mean alone
+        mean = make_embedder(dataclasses.replace(whole_spec, long_leaves="mean"), cache, "cpu")
+        mean_rows = mean.embed(texts, batch_size=1)
+        assert np.dot(whole_rows[0], cut_rows[0]) > np.dot(mean_rows[0], cut_rows[0]) + 1e-3
+    assert whole.truncated == 0 and cut.truncated == 2
+    assert np.allclose(np.linalg.norm(whole_rows, axis=1), 1.0, atol=1e-5)
+    # torch reads one window whatever the rule: the seed's encoder, under the seed's key.
+    assert (
+        resolve_spec(Settings(embedding_backend="torch", embedding_long_leaves=rule), None).key
+        == DEFAULT_MODEL
+    )
+
+
+def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
+    tmp_path, onnx_embedders, sample_texts
+):
+    spec = resolve_spec(Settings(), None)
+    assert spec.key == f"{DEFAULT_ENCODER}@onnx-int8:128+head+mean"
+    cache = tmp_path / "cache"
+    tuned = make_embedder(spec, cache, "cpu")
+    assert not cache.exists()  # the package's own int8 file: no export, no download
+    vectors = tuned.embed(sample_texts[:8])
+    base = onnx_embedders["onnx-int8"].embed(sample_texts[:8])
+    agreement = np.einsum("ij,ij->i", vectors, base)
+    assert 0.5 < agreement.mean() < 0.99  # the same model, moved by tuning
+    assert (BUNDLED[DEFAULT_ENCODER] / "encoder.json").is_file()
+    # torch and onnx have no tuned weights to run: they run the base model, under its own key.
+    assert resolve_spec(Settings(embedding_backend="torch"), None).key == DEFAULT_MODEL
+    assert resolve_spec(Settings(embedding_backend="onnx"), None).model == DEFAULT_MODEL
+    # A repository indexed before (base model, int8) keeps its encoder under the default settings ...
+    before = f"{DEFAULT_MODEL}@onnx-int8:128"
+    assert resolve_spec(Settings(), before).key == before
+    # ... and moves only when a model or backend is named.
+    assert (
+        resolve_spec(Settings(embedding_model=DEFAULT_ENCODER, embedding_backend="onnx-int8"), before) == spec
+    )
+    named = Settings(embedding_model=DEFAULT_MODEL, embedding_long_leaves="truncate")
+    assert resolve_spec(named, spec.key).key == before

@@ -143,7 +143,8 @@ def test_the_encoder_in_processes_gives_this_process_vectors_and_counts_truncati
         for rel_path in walk_repository(repo)
         for leaf in load_file(repo, rel_path, Parameters(), Settings(), get_counter()).leaves
     ]
-    pool = make_embedder(resolve_spec(Settings(), None), encoder_cache_dir(tmp_path), "cpu", processes=2)
+    truncating = Settings(embedding_long_leaves="truncate")  # the rule whose truncation is counted
+    pool = make_embedder(resolve_spec(truncating, None), encoder_cache_dir(tmp_path), "cpu", processes=2)
     try:
         assert isinstance(pool, EncoderPool)
         here = pool.local.embed(texts, batch_size=8)

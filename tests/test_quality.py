@@ -183,3 +183,55 @@ def test_hybrid_modes_rank_by_dense_and_bm25(indexed_samples):
     # BM25 alone decides a query made of a name the model has never seen in that form.
     found = index.store.lexical_search(repository_id, '"applydiscount"', 5)
     assert found and index.node(f"leaf:{found[0][0]}").scope.endswith("apply_discount")
+
+
+COMMENTED = '''def settle(accounts, day):
+    """Settle every account that is due on the given day."""
+    due = [a for a in accounts if a.due == day]
+    # Accounts that were frozen by the bank stay open until the next run.
+    # This second line belongs to the same block.
+    open_ones = [a for a in due if not a.frozen]
+    # x = compute(a, b)
+    total = sum(a.balance for a in open_ones)  # noqa: E501 keep the old behaviour around here
+    # short note here
+    return total
+
+
+# A comment of prose at module level is no function's.
+LIMIT = 3
+'''
+
+
+def test_comment_queries_are_prose_comments_inside_bodies_and_are_blanked(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "settle.py").write_text(COMMENTED)
+    corpus = build_corpus([(source, "")], tmp_path / "out" / "corpus", None, 0, kind="comment")
+    lines = COMMENTED.splitlines()
+    (target,) = corpus.targets  # code, a pragma, a short note and a module comment are not queries
+    assert target.query == ("Accounts that were frozen by the bank stay open until the next run.")
+    assert target.name == "settle"
+    first = lines.index("    # Accounts that were frozen by the bank stay open until the next run.") + 1
+    statement = lines.index("    open_ones = [a for a in due if not a.frozen]") + 1
+    assert (target.start_line, target.end_line) == (first, statement)  # the comment to its statement
+    blanked = (corpus.root / "settle.py").read_text()
+    assert len(blanked.splitlines()) == len(lines)
+    for words in ("frozen by the bank", "same block", "Settle every account"):
+        assert words not in blanked
+    assert "# x = compute(a, b)" in blanked and "# short note here" in blanked  # not asked about: kept
+    compile(blanked, "settle.py", "exec")
+    # The docstring kind of the same file is unchanged by the comment kind.
+    docs = build_corpus([(source, "")], tmp_path / "doc" / "corpus", None, 0)
+    assert [t.query for t in docs.targets] == ["Settle every account that is due on the given day."]
+    assert "frozen by the bank" in (docs.root / "settle.py").read_text()
+
+
+def test_paired_bootstrap_sees_a_real_gain_and_no_gain():
+    from hsc.quality.metrics import paired_bootstrap
+
+    base = [None] * 50 + [3] * 50
+    better = [1] * 30 + [None] * 20 + [3] * 50
+    gain = paired_bootstrap(base, better)
+    assert gain["recall_at_10"] == 0.3 and gain["recall_at_10_ci"][0] > 0.15
+    same = paired_bootstrap(base, base)
+    assert same["recall_at_10"] == 0 and same["recall_at_10_ci"] == [0, 0]

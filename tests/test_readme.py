@@ -83,8 +83,8 @@ def test_the_command_table_names_every_subcommand_and_bench_suite() -> None:
 
 def test_what_the_readme_says_takes_db_does() -> None:
     without = {name for name, parser in subcommands().items() if "--db" not in parser._option_string_actions}
-    assert without == {"params"}
-    assert "Every subcommand but `params` takes `--db FILE`" in section("Command line")
+    assert without == {"params", "encoder"}
+    assert "Every subcommand but `params` and `encoder` takes `--db FILE`" in section("Command line")
 
 
 def test_the_parameter_table_lists_every_parameter_and_setting_with_its_default() -> None:

@@ -112,10 +112,27 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         overrides=parse_assignments(args.set or []),
         sweep=not args.no_sweep,
         systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
+        query_kind=args.query_kind,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
     result["files"] = write_run(result, Path(args.out or ".hsc/quality") / "run", png=not args.no_png)
     return result
+
+
+def _encoders(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.encoder_quality import bench_encoder_quality
+    from hsc.params import parse_assignments
+
+    return bench_encoder_quality(
+        args.encoder or [],
+        tuple(args.kinds.split(",")),
+        Path(args.out or ".hsc/encoders-quality"),
+        parse_assignments(args.set or []),
+        args.queries,
+        report=lambda line: print(line, file=sys.stderr, flush=True),
+        path=Path(args.path) if args.path else None,
+        held_out_of=Path(args.held_out_of) if args.held_out_of else None,
+    )
 
 
 def _app(args: argparse.Namespace) -> dict[str, Any]:
@@ -169,6 +186,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
         "code at a token budget: context packs against leaves, groups, windows (gold from ast)",
         _context,
     ),
+    "encoders": (
+        "the quality benchmark per --encoder LABEL=MODEL@BACKEND[:WINDOW] and query kind (--kinds), "
+        "flat, two-stage, hybrid and hybrid-flat, each encoder against the first (paired bootstrap)",
+        _encoders,
+    ),
     "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
@@ -205,7 +227,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--packages", metavar="NAME,...", help="context: standard-library packages (default: all)"
     )
+    parser.add_argument(
+        "--query-kind",
+        choices=("docstring", "comment"),
+        default="docstring",
+        help="quality: a doc's first sentence (default), or a prose comment inside a function body",
+    )
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
+    parser.add_argument(
+        "--encoder", action="append", metavar="LABEL=MODEL@BACKEND[:WINDOW]", help="encoders: one encoder"
+    )
+    parser.add_argument(
+        "--kinds", default="docstring,comment", help="encoders: query kinds (default docstring,comment)"
+    )
+    parser.add_argument(
+        "--held-out-of", metavar="DIR", help="encoders: ask only about the files this tuned encoder held out"
+    )
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
     )
@@ -224,6 +261,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.context import format_context
 
         return format_context(result)
+    if result["suite"] == "encoders":
+        from hsc.bench.encoder_quality import format_encoder_quality
+
+        return format_encoder_quality(result)
     if result["suite"] == "app":
         from hsc.bench.app import format_app
 

@@ -1,4 +1,4 @@
-"""``bench embed``: every encoder backend on the same real leaves in one run.
+"""``bench embed``: every encoder backend, and the default encoder, on the same real leaves in one run.
 
 Throughput is measured interleaved (each backend embeds the same slice of
 leaves in turn, the order reversed every slice), so load from other work on
@@ -20,7 +20,8 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import BACKENDS, DEFAULT_BACKEND, encoder_cache_dir, make_embedder, spec_for
-from hsc.params import Parameters, Settings
+from hsc.embed.tuned import tuned_folder
+from hsc.params import DEFAULT_MODEL, Parameters, Settings
 
 # What each backend imports before it can load a model, timed in a fresh interpreter.
 _IMPORTS = {
@@ -62,10 +63,18 @@ def bench_embed(root: Path | None = None, limit: int = 480, slices: int = 4) -> 
     batch = Parameters().embedding_batch_size
     cache = encoder_cache_dir(Path(tempfile.gettempdir()) / "hsc-bench")
     embedders, rows = {}, {}
-    for backend in BACKENDS:
-        spec = spec_for(Settings(embedding_backend=backend, device="cpu"))
+    # Each backend on the base model, truncating (so agreement with torch measures the backend
+    # alone), then the default encoder as shipped (tuned weights, long leaves read whole).
+    encoders = {
+        b: spec_for(
+            Settings(embedding_model=DEFAULT_MODEL, embedding_backend=b, embedding_long_leaves="truncate")
+        )
+        for b in BACKENDS
+    }
+    encoders["default"] = spec_for(Settings())
+    for backend, spec in encoders.items():
         started = time.perf_counter()
-        if backend != "torch":
+        if spec.backend != "torch" and tuned_folder(spec.model) is None:
             from hsc.embed.onnx_export import export, export_files
 
             if not export_files(spec, cache)[1].exists():
@@ -76,28 +85,34 @@ def bench_embed(root: Path | None = None, limit: int = 480, slices: int = 4) -> 
         rows[backend] = {
             "key": spec.key,
             "window": embedders[backend].max_seq_length,
-            "import_seconds": round(import_seconds(_IMPORTS[backend]), 2),
+            "import_seconds": round(import_seconds(_IMPORTS[spec.backend]), 2),
             "load_seconds": round(time.perf_counter() - started, 2),
             "export_seconds_first_time": round(export_seconds, 1) if backend != "torch" else None,
         }
         embedders[backend].embed(texts[:4])  # warm-up
-    vectors = {b: np.zeros((len(texts), embedders[b].dimension), np.float32) for b in BACKENDS}
-    seconds = dict.fromkeys(BACKENDS, 0.0)
+    labels = list(encoders)
+    vectors = {b: np.zeros((len(texts), embedders[b].dimension), np.float32) for b in labels}
+    seconds = dict.fromkeys(labels, 0.0)
     bounds = np.linspace(0, len(texts), slices + 1).astype(int)
     for number, (start, end) in enumerate(zip(bounds[:-1], bounds[1:])):
-        for backend in BACKENDS if number % 2 == 0 else BACKENDS[::-1]:
+        for backend in labels if number % 2 == 0 else labels[::-1]:
             began = time.perf_counter()
             vectors[backend][start:end] = embedders[backend].embed(texts[start:end], batch_size=batch)
             seconds[backend] += time.perf_counter() - began
     pieces = embedders["onnx"].piece_counts(texts)
-    for backend in BACKENDS:
+    for backend in labels:
         agreement = np.einsum("ij,ij->i", vectors[backend], vectors["torch"])
         rows[backend].update(
             leaves_per_second=round(len(texts) / seconds[backend], 1),
             speed_vs_torch=round(seconds["torch"] / seconds[backend], 2),
             cosine_with_torch_mean=round(float(agreement.mean()), 4),
             cosine_with_torch_min=round(float(agreement.min()), 4),
-            truncated_share=round(float(np.mean(pieces > rows[backend]["window"])), 3),
+            truncated_share=round(
+                float(np.mean(pieces > rows[backend]["window"]))
+                if encoders[backend].long_leaves == "truncate"
+                else 0.0,
+                3,
+            ),
         )
     return {
         "suite": "embed",
@@ -106,6 +121,7 @@ def bench_embed(root: Path | None = None, limit: int = 480, slices: int = 4) -> 
         "mean_word_pieces": round(float(pieces.mean()), 1),
         "batch_size": batch,
         "default_backend": DEFAULT_BACKEND,
+        "default_encoder": encoders["default"].key,
         "backends": rows,
     }
 
@@ -125,6 +141,9 @@ def format_embed(result: dict[str, Any]) -> str:
         "window",
         "truncated_share",
     ]
+    lines.append(
+        f"default = {result['default_encoder']} (its agreement with torch is the tuning's, not the backend's)"
+    )
     lines.append(f"{'backend':<10} " + " ".join(f"{c:>22}" for c in columns))
     for backend, row in result["backends"].items():
         lines.append(f"{backend:<10} " + " ".join(f"{row[c]!s:>22}" for c in columns))

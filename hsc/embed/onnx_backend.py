@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first
+from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first, normalise
 
 # ONNX Runtime's execution provider for each device setting.
 PROVIDERS = {"cuda": "CUDAExecutionProvider", "mps": "CoreMLExecutionProvider", "cpu": "CPUExecutionProvider"}
@@ -72,6 +72,8 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_file))
         self._tokenizer.enable_truncation(max_length=self.max_seq_length)
         self._tokenizer.enable_padding(pad_id=meta["pad_id"], pad_token=meta["pad_token"])
+        self._pad_id = int(meta["pad_id"])
+        self._unlimited = _unlimited(self._tokenizer)
         # Texts longer than the window so far (the tokenizer says so for free).
         self.truncated = 0
         options = onnxruntime.SessionOptions()
@@ -86,22 +88,56 @@ class OnnxEmbedder:
 
     def piece_counts(self, texts: Sequence[str]) -> np.ndarray:
         """Word pieces of each text before truncation (special tokens included)."""
-        counter = _unlimited(self._tokenizer)
-        return np.array([len(e.ids) for e in counter.encode_batch(list(texts))], dtype=np.int64)
+        return np.array([len(e.ids) for e in self._unlimited.encode_batch(list(texts))], dtype=np.int64)
 
     def encode_batch(self, batch: list[str]) -> np.ndarray:
         """Mean-pooled rows of one batch, not yet normalised."""
+        if self.spec.long_leaves != "truncate":
+            return self._encode_windows(batch, head=self.spec.long_leaves == "head+mean")
         encodings = self._tokenizer.encode_batch(batch)
         self.truncated += sum(1 for encoding in encodings if encoding.overflowing)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        columns = {
-            "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-            "attention_mask": mask,
-            "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-        }
+        return self._pooled([e.ids[: sum(e.attention_mask)] for e in encodings])
+
+    def _pooled(self, rows: list[list[int]]) -> np.ndarray:
+        """Mean-pooled hidden states of token id rows, padded here to the longest."""
+        width = max(len(row) for row in rows)
+        ids = np.full((len(rows), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for number, row in enumerate(rows):
+            ids[number, : len(row)] = row
+            mask[number, : len(row)] = 1
+        columns = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden = self._session.run(None, {name: columns[name] for name in self._input_names})[0]
         weights = mask[..., None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+    def _encode_windows(self, batch: list[str], head: bool) -> np.ndarray:
+        """Each text read whole: its word pieces cut into consecutive windows (each with
+        the model's start and end tokens), every window pooled, and the windows' vectors
+        averaged, weighted by their pieces; with ``head``, that mean and the first
+        window's vector, each normalised, are added (equal weights), so the head that
+        a docstring query matches keeps its pull. A text within one window is read as before."""
+        windows, owners, weights = [], [], []
+        for number, encoding in enumerate(self._unlimited.encode_batch(batch)):
+            ids, special = encoding.ids, encoding.special_tokens_mask
+            opener = [i for i, s in zip(ids[:1], special[:1]) if s]
+            closer = [i for i, s in zip(ids[-1:], special[-1:]) if s] if len(ids) > 1 else []
+            body = ids[len(opener) : len(ids) - len(closer)]
+            step = max(1, self.max_seq_length - len(opener) - len(closer))
+            for start in range(0, max(len(body), 1), step):
+                windows.append(opener + body[start : start + step] + closer)
+                owners.append(number)
+                weights.append(len(windows[-1]))
+        pooled = self._pooled(windows)
+        out = np.zeros((len(batch), pooled.shape[1]), dtype=np.float32)
+        totals = np.zeros(len(batch), dtype=np.float32)
+        np.add.at(out, owners, pooled * np.array(weights, dtype=np.float32)[:, None])
+        np.add.at(totals, owners, weights)
+        mean = out / totals[:, None]
+        if not head:
+            return mean
+        firsts = np.unique(owners, return_index=True)[1]  # each text's first window
+        return normalise(mean) + normalise(pooled[firsts])
 
     def embed(
         self, texts: Sequence[str], batch_size: int = 32, on_batch: OnBatch | None = None

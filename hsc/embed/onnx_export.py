@@ -37,6 +37,7 @@ import numpy as np
 from hsc.embed.base import EncoderSpec, resolve_model_path
 from hsc.embed.onnx_backend import OnnxEmbedder
 from hsc.embed.onnx_build import BertFolder, build_graph, read_folder, unbuildable
+from hsc.embed.tuned import ENCODER_FILE, tuned_folder, tuned_meta
 
 # Texts of several lengths, padded together, to check an export against its reference.
 _CHECK_TEXTS = [
@@ -242,7 +243,12 @@ def needs_export(spec: EncoderSpec, cache_dir: Path) -> bool:
 def load_exported(
     spec: EncoderSpec, cache_dir: Path, device: str = "auto", threads: int | None = None
 ) -> OnnxEmbedder:
-    """Load ``spec``'s export from ``cache_dir``, exporting it first if it is not there."""
+    """Load ``spec``'s export from ``cache_dir``, exporting it first if it is not there;
+    a tuned encoder's own int8 file from its folder."""
+    folder = tuned_folder(spec.model)
+    if folder is not None and spec.backend == "onnx-int8":
+        meta = tuned_meta(folder)
+        return OnnxEmbedder(spec, folder / ENCODER_FILE, folder / meta["tokenizer"], meta, device, threads)
     model_file, meta_file = export_files(spec, cache_dir)
     if not (meta_file.exists() and model_file.exists()):
         export(spec, cache_dir)

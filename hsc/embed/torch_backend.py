@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from hsc.embed.base import EncoderSpec, OnBatch, embed_longest_first, offline_if_local, resolve_model_path
+from hsc.embed.tuned import runnable_model
 from hsc.params import DEFAULT_MODEL
 
 # The lean install has neither: what to do instead, in one line.
@@ -60,6 +61,7 @@ class SentenceTransformerEmbedder:
 
     def __init__(self, name: str = DEFAULT_MODEL, device: str = "auto", window: int | None = None) -> None:
         self.device = torch_device(device)
+        name = runnable_model(name, "torch")
         self._model = load_sentence_transformer(name, self.device)
         self.name = name
         self.spec = EncoderSpec(name, "torch", window)

@@ -22,7 +22,7 @@ import sysconfig
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from hsc.chunk.doctext import comment_lines
 from hsc.chunk.ingest import walk_repository
@@ -74,7 +74,20 @@ FUNCTION_TYPES = frozenset(
     }
 )
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
+# The second query kind: a comment of prose inside a function body, at least this many words.
+QUERY_KINDS = ("docstring", "comment")
+MIN_COMMENT_WORDS = 6
+_WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
+_PRAGMAS = ("noqa", "type:", "pragma", "pylint", "fmt:", "nosec", "eslint", "ts-", "nolint", "go:", "lint:")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+class _HasQuery(Protocol):
+    @property
+    def query(self) -> str: ...
+
+
+Queried = TypeVar("Queried", bound=_HasQuery)
 
 
 @dataclass(frozen=True)
@@ -165,7 +178,7 @@ def _comment_text(nodes: list[Any]) -> str:
     for node in nodes:
         for line in node.text.decode("utf-8", "replace").splitlines():
             line = line.strip()
-            line = re.sub(r"^(/\*\*|/\*|\*/|///|//!|//|\*)", "", line)
+            line = re.sub(r"^(/\*\*|/\*|\*/|///|//!|//|\*|#+)", "", line)
             line = re.sub(r"\*/$", "", line).strip()
             if line.startswith("@"):  # javadoc tags end the description
                 return "\n".join(lines)
@@ -173,7 +186,7 @@ def _comment_text(nodes: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def _name(node: Any) -> str:
+def definition_name(node: Any) -> str:
     name = node.child_by_field_name("name")
     return name.text.decode("utf-8", "replace") if name is not None else ""
 
@@ -223,10 +236,12 @@ def _tabled_docs(
     return functions, blanks
 
 
-def find_docs(data: bytes, language: str) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
+def find_docs(
+    data: bytes, language: str, tree: Any = None
+) -> tuple[list[tuple[Any, str]], list[tuple[int, int]]]:
     """Functions with their doc text, and every doc byte range to blank
-    (functions', classes' and modules' alike)."""
-    tree = parser_for(language).parse(data)
+    (functions', classes' and modules' alike). ``tree``: ``data`` already parsed."""
+    tree = tree or parser_for(language).parse(data)
     tables = LANGUAGE_TABLES.get(language)
     if tables is not None:
         return _tabled_docs(data, tree.root_node, tables)
@@ -265,6 +280,63 @@ def find_docs(data: bytes, language: str) -> tuple[list[tuple[Any, str]], list[t
     return functions, blanks
 
 
+def _inside_function(node: Any) -> Any:
+    """The innermost function whose body holds ``node``, or None."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type in FUNCTION_TYPES:
+            return parent
+        parent = parent.parent
+    return None
+
+
+def _is_prose(text: str) -> bool:
+    """A comment that says something in words, not commented-out code or a pragma."""
+    tokens = text.split()
+    words = [t for t in tokens if _WORD.fullmatch(t.strip(".,;:!?()'\"`"))]
+    return (
+        len(words) >= MIN_COMMENT_WORDS
+        and len(words) >= 0.7 * len(tokens)
+        and not text.lower().startswith(_PRAGMAS)
+    )
+
+
+def find_body_comments(
+    tree: Any, docs: list[tuple[int, int]]
+) -> list[tuple[Any, str, tuple[int, int], tuple[int, int]]]:
+    """Comment blocks of prose inside function bodies (adjacent comment lines joined),
+    doc comments (``docs``' byte ranges) left out: (function, first sentence, the
+    block's byte range, the target's first and last line, 1-based). The target
+    runs from the comment to the statement it sits above: the leaf holding it
+    overlaps those lines."""
+    found = []
+    consumed: set[int] = set()  # start bytes of comments already read as part of a block
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        if node.type not in COMMENT_TYPES or node.start_byte in consumed:
+            continue
+        block, sibling = [node], node.next_named_sibling
+        while (
+            sibling is not None
+            and sibling.type in COMMENT_TYPES
+            and sibling.start_point[0] == block[-1].end_point[0] + 1
+        ):
+            block.append(sibling)
+            sibling = sibling.next_named_sibling
+        consumed.update(comment.start_byte for comment in block)
+        lo, hi = node.start_byte, block[-1].end_byte
+        function = _inside_function(node)
+        if function is None or any(start < hi and lo < end for start, end in docs):
+            continue
+        sentence = first_sentence(_comment_text(block))
+        if _is_prose(sentence):
+            last = sibling.start_point[0] if sibling is not None else block[-1].end_point[0]
+            found.append((function, sentence, (lo, hi), (node.start_point[0] + 1, last + 1)))
+    return found
+
+
 def blank(data: bytes, ranges: list[tuple[int, int]]) -> bytes:
     """The text in the ranges removed except its line breaks, so every line keeps its number."""
     out, position = [], 0
@@ -281,8 +353,14 @@ def _usable(sentence: str) -> bool:
     return len(sentence.split()) >= MIN_WORDS
 
 
-def _documented_files(sources: list[tuple[Path, str]]) -> Iterator[tuple[str, bytes, list[Target]]]:
-    """Each readable source file as (corpus path, text with docs blanked, its candidate targets)."""
+def _documented_files(
+    sources: list[tuple[Path, str]], kind: str = "docstring"
+) -> Iterator[tuple[str, bytes, list[Target]]]:
+    """Each readable source file as (corpus path, text with docs blanked, its candidate
+    targets of query ``kind``). For ``comment`` queries the body comments asked
+    about are blanked too."""
+    if kind not in QUERY_KINDS:
+        raise ValueError(f"unknown query kind {kind!r}; choose one of {', '.join(QUERY_KINDS)}")
     for folder, name in sources:
         for rel_path in walk_repository(folder):
             language = LANGUAGES.get(Path(rel_path).suffix)
@@ -290,26 +368,43 @@ def _documented_files(sources: list[tuple[Path, str]]) -> Iterator[tuple[str, by
                 continue
             try:
                 data = (folder / rel_path).read_bytes()
-                functions, blanks = find_docs(data, language)
+                tree = parser_for(language).parse(data)
+                functions, blanks = find_docs(data, language, tree)
             except (OSError, LookupError, ValueError, UnicodeDecodeError):
                 continue
             out_path = f"{name}/{rel_path}" if name else rel_path
-            targets = []
-            tables = LANGUAGE_TABLES.get(language)
-            for node, doc in functions:
-                start, end = node.start_point[0] + 1, node.end_point[0] + 1
-                sentence = first_sentence(doc)
-                function_name = _name(node) if tables is None else tables.definition_name(data, node) or ""
-                if function_name and sentence.startswith(function_name + " "):
-                    sentence = sentence[
-                        len(function_name) + 1 :
-                    ]  # Go's "Name does ...": not the answer's name
-                if end - start + 1 >= MIN_LINES and _usable(sentence):
-                    targets.append(Target(sentence, out_path, start, end, function_name))
+            if kind == "docstring":
+                targets = [target for target, _ in doc_targets(functions, out_path, data, language)]
+            else:
+                comments = find_body_comments(tree, blanks)
+                blanks = blanks + [span for _, _, span, _ in comments]
+                targets = [
+                    Target(sentence, out_path, first, last, definition_name(function))
+                    for function, sentence, _, (first, last) in comments
+                ]
             yield out_path, blank(data, blanks), targets
 
 
-def _unique_queries(targets: list[Target]) -> list[Target]:
+def doc_targets(
+    functions: list[tuple[Any, str]], path: str, data: bytes = b"", language: str = ""
+) -> list[tuple[Target, Any]]:
+    """The usable queries among ``find_docs``'s functions, each with its syntax node:
+    the doc's first sentence of at least ``MIN_WORDS`` words, for a function of at
+    least ``MIN_LINES`` lines. ``data`` and ``language`` name a tabled language's functions."""
+    tables = LANGUAGE_TABLES.get(language)
+    targets = []
+    for node, doc in functions:
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        sentence = first_sentence(doc)
+        function_name = definition_name(node) if tables is None else tables.definition_name(data, node) or ""
+        if function_name and sentence.startswith(function_name + " "):
+            sentence = sentence[len(function_name) + 1 :]  # Go's "Name does ...": not the answer's name
+        if end - start + 1 >= MIN_LINES and _usable(sentence):
+            targets.append((Target(sentence, path, start, end, function_name), node))
+    return targets
+
+
+def unique_queries(targets: list[Queried]) -> list[Queried]:
     """One query per sentence: a sentence shared by several functions has no single answer."""
     counts: dict[str, int] = {}
     for target in targets:
@@ -323,30 +418,32 @@ class CorpusSurvey:
 
     files: int
     bytes: int  # of the files read, docs blanked
-    functions: int  # long enough functions with a usable doc
+    functions: int  # long enough functions with a usable doc (comment kind: usable comments)
     queries: int  # of those, the ones with a sentence of their own
 
 
-def survey_corpus(sources: list[tuple[Path, str]]) -> CorpusSurvey:
+def survey_corpus(sources: list[tuple[Path, str]], kind: str = "docstring") -> CorpusSurvey:
     """Count the files and usable queries of ``sources`` (parses every file, writes nothing)."""
     files = size = 0
     targets: list[Target] = []
-    for _, data, found in _documented_files(sources):
+    for _, data, found in _documented_files(sources, kind):
         files += 1
         size += len(data)
         targets += found
-    return CorpusSurvey(files, size, len(targets), len(_unique_queries(targets)))
+    return CorpusSurvey(files, size, len(targets), len(unique_queries(targets)))
 
 
-def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int) -> Corpus:
+def build_corpus(
+    sources: list[tuple[Path, str]], root: Path, queries: int | None, seed: int, kind: str = "docstring"
+) -> Corpus:
     """Copy each ``(folder, name)`` source to ``root/name`` with docs blanked,
-    and draw up to ``queries`` targets (all when None) with ``seed``."""
+    and draw up to ``queries`` targets of query ``kind`` (all when None) with ``seed``."""
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
     targets: list[Target] = []
     files = 0
-    for out_path, blanked, found in _documented_files(sources):
+    for out_path, blanked, found in _documented_files(sources, kind):
         destination = root / out_path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(blanked)
@@ -354,7 +451,7 @@ def build_corpus(sources: list[tuple[Path, str]], root: Path, queries: int | Non
         targets += found
     targets.sort(key=lambda t: (t.path, t.start_line))
     functions_seen = len(targets)
-    targets = _unique_queries(targets)
+    targets = unique_queries(targets)
     if queries is not None and queries < len(targets):
         targets = sorted(random.Random(seed).sample(targets, queries), key=lambda t: (t.path, t.start_line))
     corpus = Corpus(root, targets, files, functions_seen)

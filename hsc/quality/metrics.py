@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,3 +53,32 @@ def summarise(
         "latency_p50_ms": round(percentile(latencies_ms, 50), 3),
         "latency_p95_ms": round(percentile(latencies_ms, 95), 3),
     }
+
+
+def paired_bootstrap(
+    first: Sequence[int | None],
+    second: Sequence[int | None],
+    k: int = K,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Recall@k and MRR@k of ``second`` minus ``first`` over the same queries, with
+    95% intervals from resampling the queries (both systems' answers kept together)."""
+    if len(first) != len(second):
+        raise ValueError(f"paired runs need the same queries ({len(first)} against {len(second)})")
+
+    def columns(ranks: Sequence[int | None]) -> tuple[np.ndarray, np.ndarray]:
+        found = np.array([r is not None and r <= k for r in ranks], dtype=float)
+        reciprocal = np.array([1.0 / r if r is not None and r <= k else 0.0 for r in ranks])
+        return found, reciprocal
+
+    (hit_a, rr_a), (hit_b, rr_b) = columns(first), columns(second)
+    draws = np.random.default_rng(seed).integers(0, len(first), size=(resamples, len(first)))
+    out = {}
+    for name, a, b in ((f"recall_at_{k}", hit_a, hit_b), (f"mrr_at_{k}", rr_a, rr_b)):
+        difference = b - a
+        means = difference[draws].mean(axis=1)
+        low, high = np.percentile(means, [2.5, 97.5])
+        out[name] = round(float(difference.mean()), 4)
+        out[f"{name}_ci"] = [round(float(low), 4), round(float(high), 4)]
+    return out

@@ -68,6 +68,9 @@ class Options:
     packages: tuple[str, ...] = corpus_module.STDLIB_PACKAGES  # the standard library's, when path is None
     params: Parameters | None = None  # the parameters to run with (default: Parameters() + overrides)
     systems: tuple[str, ...] = SYSTEM_NAMES  # which systems of the main table to run
+    query_kind: str = "docstring"  # or "comment": prose comments inside function bodies
+    # Ask only about these corpus files (None: all); e.g. the files an encoder was not tuned on.
+    query_files: frozenset[str] | None = None
 
 
 def quick_options(out: Path) -> Options:
@@ -104,9 +107,14 @@ def prepare(
     root = options.out / "corpus"
     sources, name = corpus_sources(options)
     report(f"building the corpus from {name} into {root}")
-    built = corpus_module.build_corpus(sources, root, options.queries, options.seed)
+    built = corpus_module.build_corpus(sources, root, options.queries, options.seed, options.query_kind)
+    if options.query_files is not None:
+        built = dataclasses.replace(
+            built, targets=[t for t in built.targets if t.path in options.query_files]
+        )
     if not built.targets:
-        raise ValueError(f"no usable docstrings or doc comments in {name}")
+        what = "docstrings or doc comments" if options.query_kind == "docstring" else "body comments"
+        raise ValueError(f"no usable {what} in {name}")
     index = Index.open(options.out / "index.db", settings, embedder=embedder)
     try:  # closed by the caller once the run is scored (run_quality), or here on a failure
         started = time.perf_counter()
@@ -135,8 +143,10 @@ def prepare(
         "queries": len(built.targets),
         "leaves": len(table),
         "seed": options.seed,
+        "query_kind": options.query_kind,
         "model": model,
         "files_embedded": indexed.leaves_embedded,
+        "leaves_truncated": indexed.leaves_truncated,
     }
     return Prepared(corpus, built.targets, query_vectors, params, files, index_seconds, info)
 

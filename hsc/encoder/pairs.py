@@ -1,0 +1,155 @@
+"""Training pairs for the encoder: a doc's first sentence against the code it documents.
+
+The doc rules are the quality corpus's (:mod:`hsc.quality.corpus`): the same
+doc finder (Python docstrings; Go, Rust, Java, JavaScript and TypeScript doc
+comments), the same first sentence, the same minimum words and lines, and
+one pair per sentence. The code side is what hsc embeds for a leaf, the
+scope then the text, with every doc in the file blanked, so the model never
+learns to copy the query out of the code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import sysconfig
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hsc.chunk.ingest import walk_repository
+from hsc.chunk.parse import module_name
+from hsc.quality.corpus import (
+    LANGUAGES,
+    STDLIB_PACKAGES,
+    blank,
+    definition_name,
+    doc_targets,
+    find_docs,
+    unique_queries,
+)
+
+# Standard-library folders that are not library code to learn from: tests, the
+# IDE, installed third-party packages, and binary or build folders.
+STDLIB_SKIPPED = frozenset(
+    {
+        "test",
+        "idlelib",
+        "site-packages",
+        "dist-packages",
+        "lib-dynload",
+        "__pycache__",
+        "ensurepip",
+        "turtledemo",
+    }
+)
+_SCOPE_TYPES = frozenset(
+    {
+        "class_definition",
+        "function_definition",
+        "class_declaration",
+        "interface_declaration",
+        "impl_item",
+        "trait_item",
+        "method_declaration",
+        "function_declaration",
+        "function_item",
+        "method_definition",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One training example: the query, the code it names, and where that code is."""
+
+    query: str
+    code: str  # scope line, then the function's text with docs blanked
+    path: str  # source name / relative path: the unit a split keeps together
+
+
+def scope_of(node: Any, module: str) -> str:
+    """The dotted scope hsc gives a definition: module, enclosing definitions, its name."""
+    names = []
+    while node is not None:
+        if node.type in _SCOPE_TYPES:
+            name = definition_name(node)
+            if name:
+                names.append(name)
+        node = node.parent
+    return ".".join([module, *reversed(names)] if module else reversed(names))
+
+
+def file_pairs(data: bytes, language: str, path: str) -> list[Pair]:
+    """The pairs of one file's text (``path`` as it should appear in the scope)."""
+    functions, blanks = find_docs(data, language)
+    lines = blank(data, blanks).decode("utf-8", "replace").split("\n")
+    module = module_name(path)
+    pairs = []
+    for target, node in doc_targets(functions, path):
+        code = "\n".join(lines[target.start_line - 1 : target.end_line])
+        # A leaf starts at its definition, so its first line has no indentation.
+        pairs.append(Pair(target.query, f"{scope_of(node, module)}\n{code.lstrip()}", path))
+    return pairs
+
+
+def _files(source: Path, name: str) -> Iterator[tuple[Path, str]]:
+    if source.is_file():
+        yield source, name or source.name
+        return
+    for rel_path in walk_repository(source):
+        yield source / rel_path, f"{name}/{rel_path}" if name else rel_path
+
+
+def mine_pairs(sources: Iterable[tuple[Path, str]]) -> list[Pair]:
+    """Pairs from every readable source file of ``sources`` (folders or files, each
+    with the name its paths start with), tests left out, one per query sentence
+    (case-insensitive) and one per code text, in path order."""
+    pairs: list[Pair] = []
+    for source, name in sources:
+        for file, path in _files(source, name):
+            language = LANGUAGES.get(file.suffix)
+            if language is None or "/test" in f"/{path}":
+                continue
+            try:
+                pairs += file_pairs(file.read_bytes(), language, path)
+            except (OSError, LookupError, ValueError, UnicodeDecodeError):
+                continue
+    return dedupe(pairs)
+
+
+def dedupe(pairs: list[Pair]) -> list[Pair]:
+    """A sentence shared by several functions has no single answer, and a code text
+    seen twice would be its own in-batch negative: keep neither twice."""
+    kept = unique_queries(pairs)
+    seen: set[str] = set()
+    out = []
+    for pair in kept:
+        digest = hashlib.sha1(pair.code.encode()).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            out.append(pair)
+    return out
+
+
+def split_by_file(pairs: list[Pair], held_out: float, seed: int) -> tuple[list[Pair], list[Pair]]:
+    """(train, held out): a share ``held_out`` of the files, drawn with ``seed``, held out whole."""
+    files = sorted({p.path for p in pairs})
+    count = round(len(files) * held_out)
+    chosen = set(random.Random(seed).sample(files, count)) if count else set()
+    return [p for p in pairs if p.path not in chosen], [p for p in pairs if p.path in chosen]
+
+
+def stdlib_training_sources(excluded: tuple[str, ...] = STDLIB_PACKAGES) -> list[tuple[Path, str]]:
+    """The standard library outside the quality benchmark's packages (``excluded``),
+    its tests and :data:`STDLIB_SKIPPED`: top-level modules and packages alike."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    sources = []
+    for entry in sorted(stdlib.iterdir()):
+        stem = entry.name.removesuffix(".py")
+        if stem in excluded or entry.name in STDLIB_SKIPPED or entry.name.startswith((".", "config-")):
+            continue
+        if entry.is_dir() or entry.suffix == ".py":
+            sources.append((entry, entry.name))
+    return sources

@@ -1,0 +1,185 @@
+"""Tuning the encoder: pair mining with the quality corpus's rules, a toy training run
+end to end to an int8 ONNX file that the ONNX backend loads, and the tuned folder's
+own cache key. Real tree-sitter parses, the real model, real ONNX Runtime."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hsc.bench.encoder_quality import held_out_files
+from hsc.cli import main
+from hsc.embed import EncoderSpec, make_embedder
+from hsc.embed.tuned import ENCODER_FILE, META_FILE
+from hsc.encoder.pairs import STDLIB_SKIPPED, mine_pairs, split_by_file, stdlib_training_sources
+from hsc.quality.corpus import STDLIB_PACKAGES
+
+PYTHON = '''"""Module docstring that must go."""
+
+
+class Shelf:
+    """Books on one shelf, left to right."""
+
+    def widest(self):
+        """Find the widest book standing on this shelf."""
+        best = None
+        for book in self.books:
+            if best is None or book.width > best.width:
+                best = book
+        return best
+
+    def short(self):
+        """Too short."""
+        return 1
+
+
+def copy_one(x):
+    """Return the value it is given unchanged."""
+    y = x
+    z = y
+    return z
+
+
+def copy_two(x):
+    """Return the value it is given unchanged."""
+    a = x
+    b = a
+    return b
+'''
+
+GO = """package sums
+
+// Largest picks the greatest number of a non-empty slice.
+func Largest(values []int) int {
+\tbest := values[0]
+\tfor _, v := range values[1:] {
+\t\tif v > best {
+\t\t\tbest = v
+\t\t}
+\t}
+\treturn best
+}
+"""
+
+
+def test_pairs_follow_the_corpus_rules_with_docs_blanked_and_scope_first(tmp_path):
+    source = tmp_path / "src"
+    (source / "books").mkdir(parents=True)
+    (source / "books" / "shelf.py").write_text(PYTHON)
+    (source / "sums.go").write_text(GO)
+    (source / "tests").mkdir()
+    (source / "tests" / "test_shelf.py").write_text(PYTHON)  # tests are never mined
+    pairs = {p.query: p for p in mine_pairs([(source, "shop")])}
+    # "Too short" fails the word rule; the sentence two functions share has no single answer.
+    assert set(pairs) == {
+        "Find the widest book standing on this shelf.",
+        "picks the greatest number of a non-empty slice.",
+    }
+    widest = pairs["Find the widest book standing on this shelf."]
+    assert widest.path == "shop/books/shelf.py"
+    scope, code = widest.code.split("\n", 1)
+    assert scope == "shop.books.shelf.Shelf.widest"
+    assert code.startswith("def widest(self):") and "best = book" in code
+    assert "widest book standing" not in code and "left to right" not in code
+    go = pairs["picks the greatest number of a non-empty slice."]
+    assert go.code.startswith("shop.sums.Largest\nfunc Largest(") and "greatest" not in go.code
+
+
+def test_split_by_file_keeps_a_file_on_one_side(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    for number in range(10):
+        (source / f"m{number}.py").write_text(_functions(3, offset=number * 3))
+    train, held = split_by_file(mine_pairs([(source, "")]), 0.2, seed=3)
+    assert len(held) == 6 and len(train) == 24
+    assert not {p.path for p in train} & {p.path for p in held}
+
+
+def test_stdlib_training_sources_leave_out_the_benchmark_packages():
+    names = {name.removesuffix(".py") for _, name in stdlib_training_sources()}
+    assert names and not names & set(STDLIB_PACKAGES) and not names & STDLIB_SKIPPED
+    assert {"argparse", "collections"} <= names
+
+
+def _functions(count: int, offset: int = 0) -> str:
+    nouns = [
+        "invoice",
+        "parcel",
+        "ticket",
+        "sensor",
+        "ledger",
+        "budget",
+        "report",
+        "folder",
+        "signal",
+        "window",
+    ]
+    verbs = ["Validate", "Archive", "Measure", "Rotate", "Encrypt", "Compress", "Schedule", "Render"]
+    out = []
+    for number in range(offset, offset + count):
+        noun, verb = nouns[number % len(nouns)], verbs[number // len(nouns) % len(verbs)]
+        out.append(
+            f"def {verb.lower()}_{noun}_{number}(item, limit):\n"
+            f'    """{verb} the {noun} number {number} before it is stored."""\n'
+            f"    checked = [{verb.lower()!r}, {noun!r}, item]\n"
+            f"    if len(checked) > limit:\n"
+            f"        checked = checked[:limit]\n"
+            f"    return checked\n"
+        )
+    return "\n\n".join(out)
+
+
+def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
+    source = tmp_path / "toy"
+    source.mkdir()
+    for number in range(4):
+        (source / f"jobs{number}.py").write_text(_functions(12, offset=12 * number))
+    out = tmp_path / "tuned"
+    arguments = ["--out", str(out), "--batch", "8", "--max-steps", "2", "--held-out", "0.25"]
+    assert main(["encoder", "train", "--from", str(source), *arguments]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["steps"] == 2 and printed["pairs"] == 36  # one file of four held out
+    recipe = json.loads((out / META_FILE).read_text())
+    assert recipe["recipe"]["batch_size"] == 8 and recipe["recipe"]["seed"] == 0
+    assert recipe["data"]["pairs"] == 48 and recipe["versions"]["torch"]
+    (held,) = recipe["data"]["held_out_files"]
+    assert held.startswith("toy/jobs") and held_out_files(out) == {held.removeprefix("toy/")}
+    assert (out / ENCODER_FILE).stat().st_size > 10_000_000  # int8 weights of a 6-layer MiniLM
+    spec = EncoderSpec(str(out), "onnx-int8", 128)
+    embedder = make_embedder(spec, tmp_path / "cache", "cpu")
+    assert not (tmp_path / "cache").exists()  # the folder's own file, no export
+    texts = ["def rotate_parcel(item, limit): ...", "Validate the invoice before it is stored."]
+    vectors = embedder.embed(texts)
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    # The fp32 model kept beside it runs on torch, and the int8 file agrees with it.
+    torch_vectors = make_embedder(EncoderSpec(str(out), "torch", 128), tmp_path / "cache", "cpu").embed(texts)
+    assert float(np.min(np.sum(vectors * torch_vectors, axis=1))) > 0.95
+    # Two steps moved the weights: the tuned vectors are not the base model's.
+    base = make_embedder(EncoderSpec("all-MiniLM-L6-v2", "torch", 128), tmp_path / "cache", "cpu").embed(
+        texts
+    )
+    assert float(np.max(np.abs(torch_vectors - base))) > 1e-3
+    # Its vectors are cached under their own key.
+    assert spec.key != EncoderSpec("all-MiniLM-L6-v2", "onnx-int8", 128).key
+
+
+def test_train_refuses_too_few_pairs_and_a_missing_folder(tmp_path, capsys):
+    source = tmp_path / "few"
+    source.mkdir()
+    (source / "jobs.py").write_text(_functions(3))
+    assert (
+        main(["encoder", "train", "--from", str(source), "--out", str(tmp_path / "o"), "--batch", "8"]) == 2
+    )
+    assert "make no batch of 8" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    assert main(["encoder", "train", "--from", str(tmp_path / "nowhere")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("held_out", ["1", "-0.1"])
+def test_train_refuses_a_held_out_share_outside_0_1(held_out, capsys):
+    assert main(["encoder", "train", "--held-out", held_out, "--from", "."]) == 2
+    assert "--held-out" in capsys.readouterr().err
