@@ -2,19 +2,23 @@
 import's module is (:data:`MODULE_FINDERS`) and which files share one top level
 (:data:`SCOPE_PEERS`), for :mod:`hsc.search.resolve`.
 
-The tabled languages are found by convention, honestly and simply: C# ``using A.B;`` is the files
-declaring namespace ``A.B`` (a file's code also sees the names of its namespace and the ones
-around it, in any file); PHP ``use A\\B\\C;`` is a file whose path ends ``A/B/C.php`` (or a
-shorter tail of it, as PSR-4 maps a prefix to a folder), else the files declaring namespace
-``A\\B`` (code sees its own namespace's names); Kotlin and Scala ``import a.b.C`` is a file
-``a/b/C.kt`` or the files of a folder ending ``a/b``, the nearest first (a package is its folder,
-the JVM's convention: Java files count too), and the files of a folder share its names; Swift ``import X``
-is the files below a folder named ``X``, and all files of a target share their top-level names
-(a target is the folder below ``Sources/`` or ``Tests/``, else a file's own folder). Limits: a
-namespace or package is found from the stored namespace definitions and folders only (a Kotlin
-file whose package differs from its folder is not found by it); ``using static``, Scala's import
-of an object's member and Swift's module-qualified names (``X.f``) are not followed; their
-imports bring no re-exports, so a name is looked up only among what the imported files define.
+The tabled languages are found by convention, honestly and simply:
+
+- C#: ``using A.B;`` is the files declaring namespace ``A.B`` (stored namespace definitions); a
+  file also sees the names of its own namespace and of those around it, in any file.
+- PHP: ``use A\\B\\C;`` is a file whose path ends ``A/B/C.php`` or ``B/C.php`` (PSR-4 maps a
+  prefix to a folder), else a file declaring namespace ``A\\B``; a file sees its namespace's names.
+- Kotlin, Scala: ``import a.b.C`` is a file ``a/b/C.*``, else the files of a folder ending ``a/b``,
+  the nearest first (a package is its folder, the JVM's convention; Java files count too); the
+  files of one folder share their names.
+- Swift: ``import X`` is the files below a folder named ``X``; all files of a target share their
+  top-level names (a target is the folder below ``Sources/`` or ``Tests/``, else a file's own
+  folder, with the folders below it).
+
+Limits: a Kotlin or Scala file whose package is not its folder is not found by its package;
+``using static``, an import of an object's member (Scala), a companion object's members through
+its class and module-qualified names (Swift ``X.f``) are not followed. These languages' imports
+re-export nothing, so a name is looked up only among what the imported files define.
 """
 
 from __future__ import annotations
