@@ -50,6 +50,7 @@ from hsc.chunk.grammar import (
     wrapped,
 )
 from hsc.chunk.imports import MEMBER_FIELDS, import_bindings, member_reference
+from hsc.chunk.languages import tables_for
 from hsc.model import Definition, ImportBinding, Leaf, LeafFacts
 
 
@@ -109,6 +110,7 @@ class FactReader:
         self.bindings: list[ImportBinding] = []  # what each module-level import binds, in order
         self._members: list[Any] = []
         self.declares_prototypes = language in ("c", "cpp")  # the only ones prototype_name reads
+        self.namespaces_hold_imports = tables_for(language) is not None
         self._identifiers: list[Any] = []
         self._defining_starts: list[int] = []  # sorted start bytes of nodes of the defining types
 
@@ -204,7 +206,10 @@ class FactReader:
         )
         self._defined_at.append((outer.start_byte, short_name))
         inside = members if members is not None else body
-        if inside is not None and self.may_define(inside):
+        # A namespace's body is module level: C# ``using`` and PHP ``use`` may stand in it.
+        if inside is not None and kind == "namespace" and self.namespaces_hold_imports:
+            self.visit(inside, qualified, kind, top=True)
+        elif inside is not None and self.may_define(inside):
             self.visit(inside, qualified, kind, top=False)
 
     def _made(self, node: Any, scope: str, kind: str, name: str) -> Definition:

@@ -3,7 +3,9 @@
 Read by :class:`hsc.chunk.facts.FactReader` in its one pass over a file's tree. Each language is
 one entry of :data:`BINDING_READERS` (an import statement -> the :class:`ImportBinding` s it makes)
 and of :data:`MEMBER_FIELDS` (the node types of ``a.b`` and which fields hold ``a`` and ``b``);
-a language added to hsc adds its own entries here.
+a language added to hsc adds its own entries here. The languages whose tables are kept as data
+(:mod:`hsc.chunk.languages`) read their imports there, once: their entry here only turns each
+:class:`~hsc.chunk.languages.tables.ImportForm` into a binding (:func:`tabled_reader`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
 from hsc.model import ImportBinding
 
 
@@ -181,6 +184,24 @@ def java_bindings(data: bytes, node: Any) -> list[ImportBinding]:
     return [ImportBinding(name, module, name, 0, line)]
 
 
+def tabled_reader(tables: LanguageTables) -> Callable[[bytes, Any], list[ImportBinding]]:
+    """The bindings of a tabled language's import statement, from its tables' own reading: ``use
+    A\\B\\C;`` binds ``C`` to ``C`` of ``A\\B``; ``import a.b.C as D`` binds ``D``; a namespace or
+    module brought in whole (``using System;``, ``import Foundation``, ``import a.b._``) binds ``*``."""
+
+    def read(data: bytes, node: Any) -> list[ImportBinding]:
+        line = _line(node)
+        out = []
+        for form in tables.imports(data, node):
+            if form.bound:
+                out.append(ImportBinding(form.bound, form.module, form.name, 0, line))
+            elif form.path:
+                out.append(ImportBinding("*", form.path, "*", 0, line))
+        return out
+
+    return read
+
+
 # language -> what one module-level statement of it binds.
 BINDING_READERS: dict[str, Callable[[bytes, Any], list[ImportBinding]]] = {
     "python": python_bindings,
@@ -190,6 +211,7 @@ BINDING_READERS: dict[str, Callable[[bytes, Any], list[ImportBinding]]] = {
     "go": go_bindings,
     "rust": rust_bindings,
     "java": java_bindings,
+    **{name: tabled_reader(tables) for name, tables in LANGUAGE_TABLES.items()},
 }
 
 
@@ -199,7 +221,8 @@ def import_bindings(data: bytes, node: Any, language: str) -> list[ImportBinding
     return reader(data, node) if reader is not None else []
 
 
-# language -> {node type of ``a.b``: (field of ``a``, field of ``b``)}.
+# language -> {node type of ``a.b``: (field of ``a``, field of ``b``)}; "" for a grammar without
+# fields: ``a`` is the node's first named child, ``b`` its last (Kotlin's ``.b`` suffix).
 MEMBER_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "python": {"attribute": ("object", "attribute")},
     "javascript": {"member_expression": ("object", "property")},
@@ -208,6 +231,17 @@ MEMBER_FIELDS: dict[str, dict[str, tuple[str, str]]] = {
     "go": {"selector_expression": ("operand", "field")},
     "rust": {"field_expression": ("value", "field"), "scoped_identifier": ("path", "name")},
     "java": {"field_access": ("object", "field"), "method_invocation": ("object", "name")},
+    "csharp": {"member_access_expression": ("expression", "name")},
+    "php": {
+        "member_call_expression": ("object", "name"),  # $this->m(), read as $this.m
+        "member_access_expression": ("object", "name"),
+        "nullsafe_member_call_expression": ("object", "name"),
+        "scoped_call_expression": ("scope", "name"),  # Money::cents(), self::m(), parent::m()
+        "class_constant_access_expression": ("", ""),
+    },
+    "kotlin": {"navigation_expression": ("", "")},
+    "swift": {"navigation_expression": ("target", "suffix")},
+    "scala": {"field_expression": ("value", "field")},
 }
 _DOTTED = re.compile(r"(?:super\(\)|[A-Za-z_$][\w$]*)(?:\.[A-Za-z_$][\w$]*){0,3}")
 
@@ -218,8 +252,13 @@ def member_reference(data: bytes, node: Any, language: str) -> str | None:
     fields = MEMBER_FIELDS[language].get(node.type)
     if fields is None:
         return None
-    owner, member = node.child_by_field_name(fields[0]), node.child_by_field_name(fields[1])
+    if fields[0]:
+        owner, member = node.child_by_field_name(fields[0]), node.child_by_field_name(fields[1])
+    else:
+        named = node.named_children
+        owner, member = (named[0], named[-1]) if len(named) == 2 else (None, None)
     if owner is None or member is None:
         return None
-    text = "".join(_text(data, owner).split()).replace("::", ".") + "." + _text(data, member)
+    # A suffix node (Swift, Kotlin) holds its dot: ``.b``, ``?.b``.
+    text = "".join(_text(data, owner).split()).replace("::", ".") + "." + _text(data, member).lstrip("?.")
     return text if _DOTTED.fullmatch(text) else None

@@ -89,7 +89,7 @@ def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes."""
     return (
         f"{params.chunk_key()};tok={settings.tokenizer};"
-        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=2;data=1"
+        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=3;data=1"
     )
 
 

@@ -17,7 +17,10 @@ from hsc.search.context import ContextPack, ContextSpan
 
 MEMO_SIZE = 100_000  # token counts a source keeps
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
-CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record", "type", "impl"})
+CLASS_KINDS = frozenset(
+    {"class", "struct", "interface", "trait", "enum", "record", "type", "impl"}
+    | {"object", "protocol", "extension"}  # Kotlin and Scala objects, Swift protocols and extensions
+)
 
 
 @dataclass(frozen=True)

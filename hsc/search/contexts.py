@@ -14,7 +14,8 @@ from hsc.model import Definition
 from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 from hsc.search.assemble import Dependency, Hit, PackPolicy, assemble_pack
 from hsc.search.context import ContextPack
-from hsc.search.resolve import FileFacts, FileIndex, Resolver
+from hsc.search.modules import FileFacts, FileIndex
+from hsc.search.resolve import Resolver
 from hsc.search.results import QueryResult, check_query
 from hsc.store import Store
 
@@ -43,12 +44,30 @@ class StoreSource:
         self.root = Path(root) if root else None
         self._lines: dict[str, list[str]] = {}
         self.token_memo: dict[tuple[str, int, int], int] = {}
-        self.files = FileIndex(store.file_languages(repository_id), self._facts)
+        self.files = FileIndex(
+            store.file_languages(repository_id),
+            self._facts,
+            preload=self._read_facts,
+            namespace_scopes=lambda: store.namespace_scopes(repository_id),
+        )
         self.resolver = Resolver(self.files)
 
     def _facts(self, path: str) -> FileFacts:
         self.prefetch([path])
         return self.files.cache[path]
+
+    def _read_facts(self, paths: list[str]) -> dict[str, str]:
+        """Put the facts of ``paths`` into the cache; path -> the content hash they were read from."""
+        cache = self.files.cache
+        while len(cache) + len(paths) > KEPT_FILES and cache:
+            cache.pop(next(iter(cache)))  # the one read longest ago
+        found = self.store.files_facts(self.repository_id, paths)
+        digests = {}
+        for path in paths:
+            digest, definitions, bindings = found.get(path, ("", [], []))
+            cache[path] = FileFacts(path, self.files.languages.get(path, "text"), definitions, bindings)
+            digests[path] = digest
+        return digests
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
@@ -62,14 +81,12 @@ class StoreSource:
         wanted = [path for path in dict.fromkeys(paths) if path not in self._lines or path not in cache]
         if not wanted:
             return
-        for kept in (self._lines, cache):
-            while len(kept) + len(wanted) > KEPT_FILES and kept:
-                kept.pop(next(iter(kept)))  # the one read longest ago
-        found = self.store.files_facts(self.repository_id, wanted)
+        while len(self._lines) + len(wanted) > KEPT_FILES and self._lines:
+            self._lines.pop(next(iter(self._lines)))  # the one read longest ago
+        digests = self._read_facts(wanted)
         from_leaves = []
         for path in wanted:
-            digest, definitions, bindings = found.get(path, ("", [], []))
-            cache[path] = FileFacts(path, self.files.languages.get(path, "text"), definitions, bindings)
+            digest = digests[path]
             data = None
             if self.root is not None:
                 try:

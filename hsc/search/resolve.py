@@ -3,197 +3,44 @@
 A bare name is looked up where the language puts it: the file's own top-level definitions
 (for Go the whole package folder's), then the names its imports bind (``from m import x as y``,
 ``import m as n``, relative imports, re-exports through a package's ``__init__``, JavaScript's
-named and default imports, Rust's ``use``, Java's imports). A member reference ``a.b`` is
-``b`` of what ``a`` is: the enclosing class for ``self``/``cls``/``this`` (then its bases),
-the bases for ``super()``, a module an import bound, or a class. Nothing is found by name alone
-across the repository: a name nothing binds stays unresolved.
+named and default imports, Rust's ``use``, Java's imports; C#, PHP, Kotlin, Scala and Swift look
+in the files of their namespace, package folder or target first, then in what their imports name:
+:mod:`hsc.search.modules`). A member reference ``a.b`` is ``b`` of what ``a`` is: the enclosing
+class for ``self``/``cls``/``this``/``$this`` (then its bases; a Swift extension's type too), the
+bases for ``super()``, ``super``, ``base``, ``parent``, a module an import bound, or a class.
+Nothing is found by name alone across the repository: a name nothing binds stays unresolved.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 from hsc.model import Definition, ImportBinding
 from hsc.search.assemble import CLASS_KINDS, FUNCTION_KINDS, Dependency
+from hsc.search.modules import (
+    DEFINED_ONLY,
+    MODULE_FINDERS,
+    SAME_FOLDER_SCOPE,
+    SCOPE_PEERS,
+    SUBMODULE_SEPARATORS,
+    FileIndex,
+)
 
 SELF_NAMES = frozenset({"self", "cls", "this"})
+# What else names the enclosing class, or its bases, in a member reference (``$this->m()`` is read
+# as ``$this.m``, ``parent::m()`` as ``parent.m``); ``super()`` names the bases in every language.
+LANGUAGE_SELF_NAMES = {"php": frozenset({"$this", "static"})}
+LANGUAGE_SUPER_NAMES = {
+    "csharp": frozenset({"base"}),
+    "php": frozenset({"parent"}),
+    "kotlin": frozenset({"super"}),
+    "swift": frozenset({"super"}),
+    "scala": frozenset({"super"}),
+}
 CONSTRUCTOR_NAMES = frozenset({"__init__", "__new__", "__post_init__", "constructor", "new"})
 MAX_HOPS = 4  # re-exports and base classes followed at most this deep
-
-
-def module_of(path: str) -> str:
-    """Dotted module name of a file (``pkg/mod.py`` -> ``pkg.mod``; ``__init__`` names its package),
-    as hsc.chunk.parse.module_name scopes a file's definitions."""
-    from hsc.chunk.parse import module_name
-
-    return module_name(path)
-
-
-@dataclass
-class FileFacts:
-    """One file's stored definitions and import bindings, with lookups made from them."""
-
-    path: str
-    language: str
-    definitions: list[Definition]
-    bindings: list[ImportBinding]
-
-    @cached_property
-    def module(self) -> str:
-        return module_of(self.path)
-
-    @cached_property
-    def top(self) -> dict[str, Definition]:
-        """Definitions made at the file's top level, by name (the first of a name wins)."""
-        prefix = f"{self.module}." if self.module else ""
-        out: dict[str, Definition] = {}
-        for definition in self.definitions:
-            if definition.kind != "file" and definition.scope == prefix + definition.name:
-                out.setdefault(definition.name, definition)
-        return out
-
-    @cached_property
-    def by_scope(self) -> dict[str, list[Definition]]:
-        out: dict[str, list[Definition]] = {}
-        for definition in self.definitions:
-            out.setdefault(definition.scope, []).append(definition)
-        return out
-
-    def members(self, owner: Definition) -> list[Definition]:
-        """The definitions directly inside ``owner`` (and, in Rust, in its ``impl`` blocks)."""
-        prefix = owner.scope + "."
-        return [
-            d
-            for d in self.definitions
-            if d.scope.startswith(prefix) and "." not in d.scope[len(prefix) :] and d is not owner
-        ]
-
-    def bound(self, local: str) -> list[ImportBinding]:
-        return [binding for binding in self.bindings if binding.local == local]
-
-    def holder(self, start: int, end: int, kinds: frozenset[str]) -> Definition | None:
-        """The innermost definition of ``kinds`` holding lines ``start..end``."""
-        best = None
-        for definition in self.definitions:
-            holds = definition.kind in kinds and definition.start_line <= start and definition.end_line >= end
-            if holds and (best is None or definition.start_line >= best.start_line):
-                best = definition
-        return best
-
-
-@dataclass
-class FileIndex:
-    """The repository's files by path and by module name, and their facts read on demand."""
-
-    languages: dict[str, str]  # path -> language
-    load: Callable[[str], FileFacts]  # reads a file's facts (and may put more into ``cache``)
-    cache: dict[str, FileFacts] = field(default_factory=dict)  # its owner bounds it
-
-    def facts(self, path: str) -> FileFacts:
-        found = self.cache.get(path)
-        if found is None:
-            found = self.cache[path] = self.load(path)
-        return found
-
-    @cached_property
-    def by_suffix(self) -> dict[str, list[str]]:
-        """Every dotted tail of every file's module name -> the files: a module imported as
-        ``a.b`` is found under ``src/a/b.py`` too."""
-        out: dict[str, list[str]] = {}
-        for path in self.languages:
-            parts = module_of(path).split(".")
-            for start in range(len(parts)):
-                out.setdefault(".".join(parts[start:]), []).append(path)
-        return out
-
-    @cached_property
-    def folders(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for path in self.languages:
-            out.setdefault(posixpath.dirname(path), []).append(path)
-        return out
-
-    def modules(self, dotted: str, near: str) -> list[str]:
-        """Files whose module name is ``dotted`` or ends with it, the one closest to ``near`` first."""
-        found = self.by_suffix.get(dotted, [])
-        if len(found) <= 1:
-            return found
-        exact = [path for path in found if module_of(path) == dotted]
-        return exact or sorted(found, key=lambda path: -len(_shared_prefix(path, near)))[:1]
-
-
-def _shared_prefix(a: str, b: str) -> str:
-    return posixpath.commonprefix([a, b])
-
-
-# -- where an import's module lives, per language ------------------------------------------------
-
-
-def python_modules(files: FileIndex, importer: str, binding: ImportBinding) -> list[str]:
-    module = binding.module
-    if binding.level:
-        package = module_of(importer).split(".")
-        is_package = importer.endswith("__init__.py")
-        drop = binding.level - (1 if is_package else 0)
-        base = package[: len(package) - drop] if drop else package
-        module = ".".join([*base, module] if module else base)
-    return files.modules(module, importer) if module else []
-
-
-SCRIPT_SUFFIXES = ("", ".ts", ".tsx", ".js", ".jsx", ".mjs", ".d.ts", "/index.ts", "/index.js", "/index.tsx")
-
-
-def script_modules(files: FileIndex, importer: str, binding: ImportBinding) -> list[str]:
-    if not binding.module.startswith("."):
-        return []  # a package from outside the repository
-    base = posixpath.normpath(posixpath.join(posixpath.dirname(importer), binding.module))
-    return [base + suffix for suffix in SCRIPT_SUFFIXES if base + suffix in files.languages][:1]
-
-
-def go_modules(files: FileIndex, importer: str, binding: ImportBinding) -> list[str]:
-    parts = binding.module.split("/")
-    for start in range(len(parts)):
-        folder = "/".join(parts[start:])
-        if folder in files.folders:
-            return [p for p in files.folders[folder] if p.endswith(".go")]
-    return []
-
-
-def rust_modules(files: FileIndex, importer: str, binding: ImportBinding) -> list[str]:
-    parts = [part for part in binding.module.split("::") if part]
-    if parts and parts[0] in ("crate", "self", "super"):
-        head, parts = parts[0], parts[1:]
-        if head != "crate":
-            here = module_of(importer).split(".")
-            here = here[:-1] if head == "super" else here
-            parts = [*here[1:], *parts] if here else parts
-    dotted = ".".join(parts)
-    return (files.modules(dotted, importer) or files.modules(f"{dotted}.mod", importer)) if dotted else []
-
-
-def java_modules(files: FileIndex, importer: str, binding: ImportBinding) -> list[str]:
-    dotted = f"{binding.module}.{binding.name}" if binding.name and binding.name != "*" else binding.module
-    return files.modules(dotted, importer) or files.modules(binding.module, importer)
-
-
-# One function per language: where an import binding's module is in the repository. A language
-# added to hsc adds its function here (its bindings are read in hsc.chunk.imports).
-MODULE_FINDERS: dict[str, Callable[[FileIndex, str, ImportBinding], list[str]]] = {
-    "python": python_modules,
-    "javascript": script_modules,
-    "typescript": script_modules,
-    "tsx": script_modules,
-    "go": go_modules,
-    "rust": rust_modules,
-    "java": java_modules,
-}
-SAME_FOLDER_SCOPE = frozenset({"go"})
-# Languages whose import of a name may import a module of that name, and how they join the two.
-SUBMODULE_SEPARATORS = {"python": ".", "rust": "::"}  # a package is its folder: its files share one top level
 
 
 # -- resolution ----------------------------------------------------------------------------------
@@ -212,6 +59,7 @@ class Resolver:
 
     def __init__(self, files: FileIndex) -> None:
         self.files = files
+        self._modules: dict[tuple[str, ImportBinding], list[str]] = {}
 
     def name(self, path: str, local: str, hops: int = 0) -> list[Found]:
         """What the bare name ``local`` means at the top level of ``path``."""
@@ -224,24 +72,52 @@ class Resolver:
             for other in self.files.folders.get(posixpath.dirname(path), []):
                 if other != path and local in self.files.facts(other).top:
                     return [Found(other, self.files.facts(other).top[local])]
+        peers = SCOPE_PEERS.get(facts.language)
+        if peers is not None:
+            found = self.defined_in(peers(self.files, path), local)
+            if found:
+                return found
         found = [hit for binding in facts.bound(local) for hit in self.binding(path, binding, hops)]
         if found:
             return found
         for binding in facts.bound("*"):
-            for module in self.module_files(path, binding):
+            modules = self.module_files(path, binding)
+            if facts.language in DEFINED_ONLY:
+                found = self.defined_in(tuple(modules), local)
+                if found:
+                    return found
+                continue
+            for module in modules:
                 hit = self.name(module, local, hops + 1)
                 if hit:
                     return hit
         return []
 
+    def defined_in(self, paths: tuple[str, ...], local: str) -> list[Found]:
+        """``local`` as the first of ``paths`` defining it at its top level has it."""
+        owner = self.files.top_of(paths).get(local) if paths else None
+        return [Found(owner, self.files.facts(owner).top[local])] if owner is not None else []
+
     def module_files(self, path: str, binding: ImportBinding) -> list[str]:
-        finder = MODULE_FINDERS.get(self.files.facts(path).language)
-        return [p for p in finder(self.files, path, binding) if p != path] if finder else []
+        key = (path, binding)
+        found = self._modules.get(key)
+        if found is None:
+            finder = MODULE_FINDERS.get(self.files.facts(path).language)
+            found = [p for p in finder(self.files, path, binding) if p != path] if finder else []
+            if len(self._modules) >= 4096:
+                self._modules.clear()
+            self._modules[key] = found
+        return found
 
     def binding(self, path: str, binding: ImportBinding, hops: int) -> list[Found]:
         modules = self.module_files(path, binding)
         if binding.name in ("", "*"):
             return [Found(module, None) for module in modules]
+        if self.files.facts(path).language in DEFINED_ONLY:
+            found = self.defined_in(tuple(modules), binding.name)
+            if found:
+                return found
+            modules = []  # nothing re-exported there to follow
         for module in modules:
             facts = self.files.facts(module)
             if binding.name in facts.top:
@@ -276,7 +152,7 @@ class Resolver:
     def bases(self, path: str, definition: Definition, hops: int = 0) -> list[Found]:
         """The classes a class's header names as its bases, resolved in its own file."""
         found = []
-        for base in base_names(definition.signature):
+        for base in base_names(definition.signature, self.files.facts(path).language):
             head, *rest = base.split(".")
             current = self.name(path, head, hops + 1)
             for part in rest:
@@ -290,11 +166,26 @@ class Resolver:
         head, _, rest = reference.partition(".")
         parts = rest.split(".")
         facts = self.files.facts(path)
-        if head in SELF_NAMES or head == "super()":
+        supers = LANGUAGE_SUPER_NAMES.get(facts.language, frozenset())
+        if (
+            head in SELF_NAMES
+            or head == "super()"
+            or head in supers
+            or head in LANGUAGE_SELF_NAMES.get(facts.language, ())
+        ):
             owner = facts.holder(start, end, CLASS_KINDS)
             if owner is None:
                 return []
-            owners = self.bases(path, owner) if head == "super()" else [Found(path, owner)]
+            owners = [Found(path, owner)]
+            if owner.kind == "extension":  # Swift: the type it extends
+                owners += [hit for hit in self.name(path, owner.name) if hit.definition is not owner]
+            if head == "super()" or head in supers:
+                owners = [
+                    base
+                    for found_owner in owners
+                    if found_owner.definition is not None
+                    for base in self.bases(found_owner.path, found_owner.definition)
+                ]
             for found_owner in owners:
                 found = self.member(path, found_owner, parts[0])
                 if found:
@@ -372,11 +263,26 @@ _BASES = re.compile(r"\(([^)]*)\)")
 _EXTENDS = re.compile(r"\b(?:extends|implements)\s+([\w.$<>, ]+?)(?=\s*(?:\{|implements\b|$))")
 
 
-def base_names(signature: str) -> list[str]:
+_NESTED = re.compile(r"\([^()]*\)|<[^<>]*>")
+_COLON_BASES = frozenset({"csharp", "kotlin", "swift"})  # class C : B, I  (Kotlin: class C(x: T) : B(x))
+
+
+def colon_bases(signature: str) -> list[str]:
+    """What follows the colon of a header, without constructor arguments and type arguments."""
+    previous = None
+    while previous != signature:
+        previous, signature = signature, _NESTED.sub("", signature)
+    _head, colon, rest = signature.partition(":")
+    rest = re.split(r"\bwhere\b|\{", rest)[0]
+    return [part.strip() for part in rest.split(",")] if colon else []
+
+
+def base_names(signature: str, language: str = "") -> list[str]:
     """The base classes a class header names: ``class C(A, m.B, metaclass=M):`` -> A, m.B;
-    ``class C extends B implements I, J`` -> B, I, J."""
-    names: list[str] = []
-    if signature.startswith("class ") and "(" in signature.split(":")[0]:
+    ``class C extends B implements I, J`` -> B, I, J; in C#, Kotlin and Swift ``class C : B, I`` ->
+    B, I."""
+    names: list[str] = colon_bases(signature) if language in _COLON_BASES else []
+    if not names and signature.startswith("class ") and "(" in signature.split(":")[0]:
         match = _BASES.search(signature)
         if match:
             names = [

@@ -64,6 +64,18 @@ class CodeFactTables(Database):
                 out[row[0]][2].append(ImportBinding(*row[1:]))
         return out
 
+    def namespace_scopes(self, repository_id: int) -> list[tuple[str, str]]:
+        """(path, scope) of every namespace definition of the repository (C#, PHP), by path."""
+        return [
+            (str(path), str(scope))
+            for path, scope in self.conn.execute(
+                """SELECT f.path, d.scope FROM definitions d JOIN files f ON f.id = d.file_id
+                   WHERE f.repository_id = ? AND f.status = 'indexed' AND d.kind = 'namespace'
+                   ORDER BY f.path, d.ordinal""",
+                (repository_id,),
+            )
+        ]
+
     def files_leaf_texts(self, repository_id: int, paths: list[str]) -> dict[str, list[tuple[int, str]]]:
         """path -> (start line, text) of its leaves in order: each file as far as its leaves hold it."""
         out: dict[str, list[tuple[int, str]]] = {path: [] for path in paths}

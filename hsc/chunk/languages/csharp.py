@@ -14,6 +14,7 @@ from hsc.chunk.languages.tables import ImportForm, LanguageTables, dotted_path, 
 
 KINDS = {
     "namespace_declaration": "namespace",
+    "file_scoped_namespace_declaration": "namespace",  # namespace A.B; (the declarations follow it)
     "class_declaration": "class",
     "struct_declaration": "struct",
     "record_declaration": "class",
