@@ -55,6 +55,7 @@ def onnx_cache(tmp_path_factory):
     return encoder_cache_dir(tmp_path_factory.mktemp("encoders"))
 
 
+@pytest.fixture(scope="module")
 def onnx_embedders(onnx_cache):
     cache = onnx_cache
     base = {
@@ -114,7 +115,10 @@ def test_torchs_export_stays_the_fallback_and_an_earlier_one_stays_in_use(tmp_pa
     assert export_files(EncoderSpec(str(folder), "onnx-int8", 128), tmp_path)[0].name.endswith("-v1.onnx")
     # An int8 export torch wrote into a cache earlier is the one loaded there, so the vectors
     # made with it stay comparable; a cache without one gets the built graph.
-    spec = resolve_spec(Settings(embedding_backend="onnx-int8"), None)
+    base = Settings(
+        embedding_model=DEFAULT_MODEL, embedding_backend="onnx-int8", embedding_long_leaves="truncate"
+    )
+    spec = resolve_spec(base, None)
     export_with_torch(spec, tmp_path / "earlier")
     earlier = load_exported(spec, tmp_path / "earlier", "cpu")
     assert (
