@@ -29,6 +29,7 @@ from hsc.search.results import (
 )
 from hsc.search.searching import Searching, _Cache
 from hsc.store import Store
+from hsc.store.evaluations import SAVED_SUITES
 from hsc.store.sidecar import SideFiles
 
 # Parsing, the pipeline, summarisers and the tokenizer are imported where they
@@ -444,15 +445,20 @@ class Index(Browsing, Searching, ContextQueries):
     # -- saved quality runs (hsc.quality) ---------------------------------------------------
 
     def save_quality_run(self, result: dict[str, Any]) -> int:
-        """Keep a :func:`hsc.quality.sweep.run_quality` result in this database; its id."""
-        return self.store.save_quality_run(result["corpus"]["source"], result["parameters"], result)
+        """Keep a :func:`hsc.quality.sweep.run_quality` or ``bench context`` result in this
+        database, under its ``suite`` ("quality" or "context"); its id."""
+        suite = result.get("suite", "quality")
+        if suite not in SAVED_SUITES:
+            raise ValueError(f"not a quality or context run (suite {suite!r}); only those are saved")
+        return self.store.save_quality_run(result["corpus"]["source"], result["parameters"], result, suite)
 
-    def quality_runs(self, limit: int = 100) -> list[dict[str, Any]]:
-        """Saved quality runs, latest first, without their results."""
-        return self.store.quality_runs(limit)
+    def quality_runs(self, limit: int = 100, suite: str | None = None) -> list[dict[str, Any]]:
+        """Saved runs, latest first, without their results: of one suite ("quality", "context"),
+        or all of them (each row names its ``suite``)."""
+        return self.store.quality_runs(limit, suite)
 
     def quality_run(self, run_id: int) -> dict[str, Any] | None:
-        """One saved quality run with its ``result``, or None."""
+        """One saved run with its ``result`` and ``suite``, or None."""
         return self.store.quality_run(run_id)
 
     def delete_quality_run(self, run_id: int) -> bool:

@@ -39,7 +39,7 @@ from ui.text import blank_missing, code_language, line_range, md
 
 CHOSEN_RUN = "evaluate:run"
 # One benchmark at a time per server: runs share the corpus folder and its index.
-_RUNNING = threading.Lock()
+RUNNING = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def run(index: Index, options: Options) -> int | None:
     if not options.systems:
         st.warning("Choose at least one system.")
         return None
-    if not _RUNNING.acquire(blocking=False):
+    if not RUNNING.acquire(blocking=False):
         st.warning("Another evaluation is running on this server; try again when it has finished.")
         return None
     try:
@@ -169,7 +169,32 @@ def run(index: Index, options: Options) -> int | None:
         bar.empty()
         return index.save_quality_run(result)
     finally:
-        _RUNNING.release()
+        RUNNING.release()
+
+
+def saved_runs(index: Index) -> None:
+    """The saved quality runs: choose one, read it, delete it, compare two."""
+    runs = index.quality_runs(suite="quality")
+    st.header("Saved runs")
+    if not runs:
+        st.info("No run yet: choose a corpus and press Run.")
+        return
+    ids = [int(r["id"]) for r in runs]
+    labels = {int(r["id"]): run_label(r) for r in runs}
+    if st.session_state.get(CHOSEN_RUN) not in ids:
+        st.session_state[CHOSEN_RUN] = ids[0]
+    shown, remove = st.columns([5, 1], vertical_alignment="bottom")
+    run_id = shown.selectbox("Run", ids, format_func=labels.get, key=CHOSEN_RUN)
+    if remove.button("Delete this run", key="evaluate:delete"):
+        index.delete_quality_run(int(run_id))
+        del st.session_state[CHOSEN_RUN]
+        st.rerun()
+    saved = index.quality_run(int(run_id))
+    if saved is None or saved["suite"] != "quality":
+        st.caption("That run was deleted.")
+    else:
+        show_run(saved["result"], int(run_id))
+    compare(index, runs)
 
 
 def run_label(run: dict[str, Any]) -> str:

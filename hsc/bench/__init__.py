@@ -87,7 +87,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
 
     packages = tuple(args.packages.split(",")) if args.packages else None
     overrides = parse_assignments(args.set or [])
-    return bench_context(
+    result = bench_context(
         packages,
         args.queries,
         args.seed,
@@ -96,6 +96,12 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
         report=lambda line: print(line, file=sys.stderr, flush=True),
         overrides=overrides,
     )
+    if args.db:
+        from hsc import Index
+
+        with Index.open(args.db) as index:  # the app's Evaluate page shows the runs kept there
+            result["saved"] = {"db": str(args.db), "run": index.save_quality_run(result)}
+    return result
 
 
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
@@ -246,7 +252,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
     )
-    parser.add_argument("--db", help="an existing index (teaching); app: the index to reuse, or build there")
+    parser.add_argument(
+        "--db",
+        help="an existing index (teaching); app: the index to reuse, or build there; "
+        "context: the database to save the run in (the app's Evaluate page shows it)",
+    )
     parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
     parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
     parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")

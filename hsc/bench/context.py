@@ -314,4 +314,6 @@ def format_context(result: dict[str, Any]) -> str:
         f"{corpus['queries']} queries ({corpus['with_dependencies']} with dependencies), "
         f"{corpus['leaves']} leaves"
     )
+    if "saved" in result:
+        lines.append(f"saved as run #{result['saved']['run']} in {result['saved']['db']}")
     return "\n".join(lines)

@@ -163,13 +163,19 @@ class Database:
             with suppress(sqlite3.Error):
                 self.conn.execute(f"PRAGMA busy_timeout={int(previous)}")
 
+    def added_column(self, table: str, column: str) -> str:
+        """What to select for a column of hsc.store.schema.ADDED_COLUMNS: the column, or its default
+        on a database opened read-only that was made before the column was added."""
+        if self.read_only:
+            for missing_table, missing, declaration in missing_columns(self.conn):
+                if (missing_table, missing) == (table, column):
+                    return declaration.split("DEFAULT ", 1)[1]
+        return column
+
     @property
     def refs_column(self) -> str:
-        """What to select for leaf_facts.refs: the column, or an empty list on a database opened
-        read-only that was made before the column was added (hsc.store.schema.ADDED_COLUMNS)."""
-        if self.read_only and missing_columns(self.conn):
-            return "'[]'"
-        return "refs"
+        """What to select for leaf_facts.refs (an empty list on an older read-only database)."""
+        return self.added_column("leaf_facts", "refs")
 
     def _has_table(self, name: str) -> bool:
         found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()

@@ -153,14 +153,16 @@ CREATE TABLE IF NOT EXISTS query_results (
     score REAL NOT NULL,
     PRIMARY KEY (query_id, stage, rank)
 );
--- Retrieval-quality runs (hsc.quality): the corpus as the run describes it, JSON of the
--- parameters it ran with and of its whole result (tables, sweep, per-query ranks).
+-- Saved benchmark runs: the corpus as the run describes it, JSON of the parameters it ran
+-- with and of its whole result. suite: which benchmark ('quality': hsc.quality's retrieval
+-- run; 'context': `bench context`), so that no reader takes one for the other.
 CREATE TABLE IF NOT EXISTS quality_runs (
     id INTEGER PRIMARY KEY,
     created_at REAL NOT NULL,
     corpus TEXT NOT NULL,
     parameters TEXT NOT NULL,
-    result TEXT NOT NULL
+    result TEXT NOT NULL,
+    suite TEXT NOT NULL DEFAULT 'quality'  -- added by a migration: older rows are all quality runs
 );
 -- A counter per repository bumped by every write of its files rows (a file's leaves are only
 -- ever written with its row, in one transaction): the leaf table's side file is keyed by it.
@@ -247,7 +249,10 @@ BINDING_COLUMNS = ["local", "module", "name", "level", "line"]
 
 # Columns added to a table after databases were made with it: (table, column, its declaration).
 # Opening a writable database adds any that are missing; a read-only one is read without them.
-ADDED_COLUMNS = (("leaf_facts", "refs", "TEXT NOT NULL DEFAULT '[]'"),)
+ADDED_COLUMNS = (
+    ("leaf_facts", "refs", "TEXT NOT NULL DEFAULT '[]'"),
+    ("quality_runs", "suite", "TEXT NOT NULL DEFAULT 'quality'"),
+)
 
 
 def missing_columns(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:

@@ -1,0 +1,108 @@
+"""The Evaluate page's "Context at a budget" tab: a quick ``bench context`` run, and the saved
+context runs read back. The benchmark is :mod:`hsc.bench.context`, the shaping
+:mod:`hsc.quality.context_report`; this module only draws them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from hsc import Index
+from hsc.bench.context import bench_context
+from hsc.explore.figures import chart_config
+from hsc.quality.context_report import (
+    INTERVAL_PAIR,
+    context_figure,
+    context_intervals,
+    context_table,
+)
+from hsc.quality.corpus import STDLIB_PACKAGES
+from hsc.store.dbfile import StoreError
+from ui.context import database_path
+from ui.evaluate import RUNNING, run_label
+from ui.text import blank_missing, md
+
+CHOSEN_CONTEXT_RUN = "evaluate:context-run"
+QUICK_CONTEXT_PACKAGES = ("json",)  # 14 queries, 49 leaves: a few seconds
+
+
+def run_context(index: Index) -> int | None:
+    """A quick context benchmark on the chosen standard-library packages, saved; its id, or None."""
+    packages = st.multiselect(
+        "Standard-library packages",
+        STDLIB_PACKAGES,
+        default=QUICK_CONTEXT_PACKAGES,
+        key="evaluate:context-packages",
+        help="The command line (`python -m hsc bench context --db FILE`) runs all of them.",
+    )
+    if not st.button("Run the context benchmark", key="evaluate:context-start", disabled=not packages):
+        return None
+    if not RUNNING.acquire(blocking=False):
+        st.warning("Another evaluation is running on this server; try again when it has finished.")
+        return None
+    try:
+        with st.status("Running the context benchmark…") as status:
+            try:
+                result = bench_context(
+                    tuple(packages),
+                    out=database_path().parent / "context",
+                    report=lambda line: status.write(md(line)),
+                )
+            except (OSError, ValueError, StoreError) as error:  # no queries, a busy corpus index
+                status.update(label="The context benchmark stopped", state="error")
+                st.warning(f"The context benchmark stopped: {md(error)}")
+                return None
+            status.update(label="Context benchmark done", state="complete", expanded=False)
+        return index.save_quality_run(result)
+    finally:
+        RUNNING.release()
+
+
+def saved_context_runs(index: Index) -> None:
+    """The saved context runs: choose one, read it, or delete it."""
+    runs = index.quality_runs(suite="context")
+    if not runs:
+        st.info(
+            "No context run saved yet: press the button above, or run "
+            "`python -m hsc bench context --db FILE` on this app's database."
+        )
+        return
+    ids = [int(r["id"]) for r in runs]
+    labels = {int(r["id"]): run_label(r) for r in runs}
+    if st.session_state.get(CHOSEN_CONTEXT_RUN) not in ids:
+        st.session_state[CHOSEN_CONTEXT_RUN] = ids[0]
+    shown, remove = st.columns([5, 1], vertical_alignment="bottom")
+    run_id = shown.selectbox("Context run", ids, format_func=labels.get, key=CHOSEN_CONTEXT_RUN)
+    if remove.button("Delete this run", key="evaluate:context-delete"):
+        index.delete_quality_run(int(run_id))
+        del st.session_state[CHOSEN_CONTEXT_RUN]
+        st.rerun()
+    saved = index.quality_run(int(run_id))
+    if saved is None or saved["suite"] != "context":
+        st.caption("That run was deleted.")
+        return
+    show_context_run(saved["result"], int(run_id))
+
+
+def show_context_run(result: dict[str, Any], run_id: int) -> None:
+    """A context run: its table, the pack-minus-leaves intervals and full context by budget."""
+    corpus = result["corpus"]
+    st.caption(
+        f"{md(corpus['source'])}: {corpus['queries']} queries ({corpus['with_dependencies']} with "
+        f"dependencies) over {corpus['leaves']} leaves, model {md(corpus['model'])}."
+    )
+    st.dataframe(blank_missing(pd.DataFrame(context_table(result))), hide_index=True)
+    st.caption(
+        "Hit: the target function is in the pack. Dependency coverage: the share of the lines it "
+        "depends on (found by Python's ast on the original sources) that the pack holds. Full "
+        "context: a hit with the dependencies covered. Precision: the share of the pack's lines "
+        "that are the target or its dependencies. Tokens: cl100k tokens used, on average."
+    )
+    pack, leaves = INTERVAL_PAIR
+    st.markdown(f"**{md(pack)} minus {md(leaves)}**, over the same queries (95 % paired bootstrap)")
+    st.dataframe(pd.DataFrame(context_intervals(result)), hide_index=True)
+    st.plotly_chart(
+        context_figure(result), config=chart_config(f"context-run-{run_id}"), key="evaluate:context-chart"
+    )
