@@ -7,6 +7,7 @@ options, shows its progress and draws what it returns.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,7 +32,7 @@ from hsc.quality.corpus import (
 )
 from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, sweep_heatmap
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
-from hsc.quality.sweep import QUICK_QUERIES, Options, run_quality
+from hsc.quality.sweep import QUICK_QUERIES, Options, Progress, Report, run_quality
 from hsc.store.dbfile import StoreError
 from ui.context import active_repository, database_path
 from ui.params import current_parameters
@@ -147,6 +148,12 @@ def run(index: Index, options: Options) -> int | None:
     if not options.systems:
         st.warning("Choose at least one system.")
         return None
+    return run_saved(index, lambda report, progress: run_quality(options, report, index.embedder, progress))
+
+
+def run_saved(index: Index, benchmark: Callable[[Report, Progress], dict[str, Any]]) -> int | None:
+    """Run ``benchmark(report, progress)`` with a progress bar, one at a time per server, and save
+    its result; the new run's id, or None (with a one-line warning) when it could not run."""
     if not RUNNING.acquire(blocking=False):
         st.warning("Another evaluation is running on this server; try again when it has finished.")
         return None
@@ -159,9 +166,7 @@ def run(index: Index, options: Options) -> int | None:
             bar.progress(done[0], text=md(message))
 
         try:
-            result = run_quality(
-                options, report=lambda m: progress(done[0], m), embedder=index.embedder, progress=progress
-            )
+            result = benchmark(lambda message: progress(done[0], message), progress)
         except (OSError, ValueError, StoreError) as error:  # a folder gone, no queries, a busy index
             bar.empty()
             st.warning(f"The evaluation stopped: {md(error)}")

@@ -19,9 +19,8 @@ from hsc.quality.context_report import (
     context_table,
 )
 from hsc.quality.corpus import STDLIB_PACKAGES
-from hsc.store.dbfile import StoreError
 from ui.context import database_path
-from ui.evaluate import RUNNING, run_label
+from ui.evaluate import run_label, run_saved
 from ui.text import blank_missing, md
 
 CHOSEN_CONTEXT_RUN = "evaluate:context-run"
@@ -39,25 +38,13 @@ def run_context(index: Index) -> int | None:
     )
     if not st.button("Run the context benchmark", key="evaluate:context-start", disabled=not packages):
         return None
-    if not RUNNING.acquire(blocking=False):
-        st.warning("Another evaluation is running on this server; try again when it has finished.")
-        return None
-    try:
-        with st.status("Running the context benchmark…") as status:
-            try:
-                result = bench_context(
-                    tuple(packages),
-                    out=database_path().parent / "context",
-                    report=lambda line: status.write(md(line)),
-                )
-            except (OSError, ValueError, StoreError) as error:  # no queries, a busy corpus index
-                status.update(label="The context benchmark stopped", state="error")
-                st.warning(f"The context benchmark stopped: {md(error)}")
-                return None
-            status.update(label="Context benchmark done", state="complete", expanded=False)
-        return index.save_quality_run(result)
-    finally:
-        RUNNING.release()
+    out = database_path().parent / "context"  # the corpus and its index: a rerun finds them cached
+    return run_saved(
+        index,
+        lambda report, progress: bench_context(
+            tuple(packages), out=out, report=report, embedder=index.embedder, progress=progress
+        ),
+    )
 
 
 def saved_context_runs(index: Index) -> None:

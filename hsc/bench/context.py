@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 
 from hsc.chunk.tokens import get_counter
+from hsc.embed import Embedder
 from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters
 from hsc.quality import corpus as corpus_module
 from hsc.quality.catalog import Prepared, main_systems
 from hsc.quality.context_metrics import paired_interval, score_pack, summarise_packs
 from hsc.quality.gold import package_of
-from hsc.quality.sweep import Options, corpus_sources, prepare
+from hsc.quality.sweep import Options, Progress, corpus_sources, prepare
 from hsc.search.assemble import Hit, Piece, assemble_pack, fill_in_order, leaves_in_rank_order
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource, policy_of
@@ -74,8 +75,10 @@ class Bench:
         ]
 
 
-def build_bench(options: Options, report: Report) -> Bench:
-    prepared = prepare(options, report)
+def build_bench(
+    options: Options, report: Report, embedder: Embedder | None = None, progress: Progress | None = None
+) -> Bench:
+    prepared = prepare(options, report, embedder, progress)
     corpus = prepared.corpus
     rankings: dict[str, list[list[int]]] = {}
     units: dict[str, Any] = {}
@@ -264,7 +267,11 @@ def bench_context(
     sweep: bool = False,
     report: Report = print,
     overrides: dict[str, str] | None = None,
+    embedder: Embedder | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
+    """``embedder``: a model already loaded (default: the settings' model); ``progress`` hears
+    the corpus being indexed (fraction, message), as in :func:`hsc.quality.sweep.prepare`."""
     options = Options(
         packages=packages or corpus_module.STDLIB_PACKAGES,
         queries=queries,
@@ -273,7 +280,7 @@ def bench_context(
         sweep=False,
         overrides=dict(overrides or {}),
     )
-    bench = build_bench(options, report)
+    bench = build_bench(options, report, embedder, progress)
     try:
         params = bench.prepared.params
         with_dependencies = sum(1 for gold in bench.gold if gold)
