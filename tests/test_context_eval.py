@@ -166,5 +166,5 @@ def test_the_evaluate_page_shows_a_saved_context_run_and_runs_another(app_with_r
     assert not app.exception, [e.value for e in app.exception]
     assert not app.warning, [w.value for w in app.warning]
     assert len(app.selectbox(key="evaluate:context-run").options) == 2
-    app.button(key="evaluate:context-delete").click().run()
+    app.button(key="evaluate:context-run:delete").click().run()
     assert len(app.selectbox(key="evaluate:context-run").options) == 1

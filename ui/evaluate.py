@@ -184,22 +184,30 @@ def saved_runs(index: Index) -> None:
     if not runs:
         st.info("No run yet: choose a corpus and press Run.")
         return
+    saved = choose_saved_run(index, runs, "Run", CHOSEN_RUN)
+    if saved is not None:
+        show_run(saved["result"], int(saved["id"]))
+    compare(index, runs)
+
+
+def choose_saved_run(index: Index, runs: list[dict[str, Any]], label: str, key: str) -> dict[str, Any] | None:
+    """A selectbox over ``runs`` (one suite's, latest first) with a delete button; the chosen run
+    with its result, or None (said in a caption) when it was deleted meanwhile."""
     ids = [int(r["id"]) for r in runs]
     labels = {int(r["id"]): run_label(r) for r in runs}
-    if st.session_state.get(CHOSEN_RUN) not in ids:
-        st.session_state[CHOSEN_RUN] = ids[0]
+    if st.session_state.get(key) not in ids:
+        st.session_state[key] = ids[0]
     shown, remove = st.columns([5, 1], vertical_alignment="bottom")
-    run_id = shown.selectbox("Run", ids, format_func=labels.get, key=CHOSEN_RUN)
-    if remove.button("Delete this run", key="evaluate:delete"):
+    run_id = shown.selectbox(label, ids, format_func=labels.get, key=key)
+    if remove.button("Delete this run", key=f"{key}:delete"):
         index.delete_quality_run(int(run_id))
-        del st.session_state[CHOSEN_RUN]
+        del st.session_state[key]
         st.rerun()
     saved = index.quality_run(int(run_id))
-    if saved is None or saved["suite"] != "quality":
+    if saved is None or saved["suite"] != runs[0]["suite"]:
         st.caption("That run was deleted.")
-    else:
-        show_run(saved["result"], int(run_id))
-    compare(index, runs)
+        return None
+    return saved
 
 
 def run_label(run: dict[str, Any]) -> str:

@@ -20,7 +20,7 @@ from hsc.quality.context_report import (
 )
 from hsc.quality.corpus import STDLIB_PACKAGES
 from ui.context import database_path
-from ui.evaluate import run_label, run_saved
+from ui.evaluate import choose_saved_run, run_saved
 from ui.text import blank_missing, md
 
 CHOSEN_CONTEXT_RUN = "evaluate:context-run"
@@ -56,21 +56,9 @@ def saved_context_runs(index: Index) -> None:
             "`python -m hsc bench context --db FILE` on this app's database."
         )
         return
-    ids = [int(r["id"]) for r in runs]
-    labels = {int(r["id"]): run_label(r) for r in runs}
-    if st.session_state.get(CHOSEN_CONTEXT_RUN) not in ids:
-        st.session_state[CHOSEN_CONTEXT_RUN] = ids[0]
-    shown, remove = st.columns([5, 1], vertical_alignment="bottom")
-    run_id = shown.selectbox("Context run", ids, format_func=labels.get, key=CHOSEN_CONTEXT_RUN)
-    if remove.button("Delete this run", key="evaluate:context-delete"):
-        index.delete_quality_run(int(run_id))
-        del st.session_state[CHOSEN_CONTEXT_RUN]
-        st.rerun()
-    saved = index.quality_run(int(run_id))
-    if saved is None or saved["suite"] != "context":
-        st.caption("That run was deleted.")
-        return
-    show_context_run(saved["result"], int(run_id))
+    saved = choose_saved_run(index, runs, "Context run", CHOSEN_CONTEXT_RUN)
+    if saved is not None:
+        show_context_run(saved["result"], int(saved["id"]))
 
 
 def show_context_run(result: dict[str, Any], run_id: int) -> None:
