@@ -12,8 +12,8 @@ import streamlit as st
 from hsc import Index
 from hsc.bench.context import bench_context
 from hsc.explore.figures import chart_config
+from hsc.quality.context_metrics import PACK, SHIPPED
 from hsc.quality.context_report import (
-    INTERVAL_PAIR,
     context_figure,
     context_intervals,
     context_table,
@@ -75,8 +75,7 @@ def show_context_run(result: dict[str, Any], run_id: int) -> None:
         "context: a hit with the dependencies covered. Precision: the share of the pack's lines "
         "that are the target or its dependencies. Tokens: cl100k tokens used, on average."
     )
-    pack, leaves = INTERVAL_PAIR
-    st.markdown(f"**{md(pack)} minus {md(leaves)}**, over the same queries (95 % paired bootstrap)")
+    st.markdown(f"**{md(PACK)} minus {md(SHIPPED)}**, over the same queries (95 % paired bootstrap)")
     st.dataframe(pd.DataFrame(context_intervals(result)), hide_index=True)
     st.plotly_chart(
         context_figure(result), config=chart_config(f"context-run-{run_id}"), key="evaluate:context-chart"

@@ -24,7 +24,7 @@ from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters
 from hsc.quality import corpus as corpus_module
 from hsc.quality.catalog import Prepared, main_systems
-from hsc.quality.context_metrics import paired_interval, score_pack, summarise_packs
+from hsc.quality.context_metrics import PACK, SHIPPED, paired_interval, score_pack, summarise_packs
 from hsc.quality.gold import package_of
 from hsc.quality.sweep import Options, Progress, corpus_sources, prepare
 from hsc.search.assemble import Hit, Piece, assemble_pack, fill_in_order, leaves_in_rank_order
@@ -34,8 +34,6 @@ from hsc.search.contexts import StoreSource, policy_of
 BUDGETS = (1024, 2048, 4096)
 RANKED = 60  # ranked units each system draws from
 WINDOWS = "windows-256/64"
-SHIPPED = "leaves (hybrid)"
-PACK = "context pack (hybrid)"
 # The policy grid `--sweep` tries at 2,048 tokens (README, Context at a budget).
 SWEEP = {
     "context_lead_hits": (1, 3, 5, 8),

@@ -19,6 +19,9 @@ from hsc.search.context import ContextPack
 HIT_SHARE = 0.5
 FULL_DEPENDENCY_SHARE = 0.8
 BOOTSTRAP_SAMPLES = 2000
+# The paired intervals compare the pack with the leaves in rank order, both on the hybrid ranking.
+SHIPPED = "leaves (hybrid)"
+PACK = "context pack (hybrid)"
 
 
 def returned_lines(pack: ContextPack) -> dict[str, set[int]]:

@@ -18,8 +18,6 @@ CONTEXT_COLUMNS = {
     "precision": "precision",
     "tokens": "tokens",
 }
-# What the intervals compare (hsc.bench.context.PACK minus SHIPPED).
-INTERVAL_PAIR = ("context pack (hybrid)", "leaves (hybrid)")
 
 
 def context_budgets(result: dict[str, Any]) -> list[int]:
@@ -42,8 +40,8 @@ def context_table(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def context_intervals(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per budget and metric: the pack's mean minus the leaves', its 95 % paired bootstrap
-    interval, and what the interval says (better, worse, or no difference shown)."""
+    """Per budget and metric: the pack's mean minus the leaves' (PACK minus SHIPPED), its 95 %
+    paired bootstrap interval, and what the interval says (better, worse, or no difference shown)."""
     rows = []
     for budget in sorted(result.get("intervals", {}), key=int):
         for metric, interval in result["intervals"][budget].items():
