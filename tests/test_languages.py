@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,19 +169,6 @@ EXPECTED = {
         ],
         {"M.total_quantity": "Sums the quantities of the lines the filter keeps."},
         ["cjson", "acme.util"],
-    ),
-    "Orders.pm": (
-        [
-            ("namespace", "Acme.Orders"),
-            ("function", "total_quantity"),
-            ("namespace", "Acme.Orders.Store"),
-            ("function", "Acme.Orders.Store.new"),
-        ],
-        {
-            "parse_line": "Reads a line written as SKU x QUANTITY.",
-            "Acme.Orders.Store.new": "Makes an empty order store.",
-        },
-        ["List::Util", "Carp", "JSON::PP"],
     ),
     "orders.R": (
         [("function", "total_quantity"), ("function", "parse_line")],
@@ -357,7 +345,6 @@ def test_what_the_tables_add_to_shared_sets_is_no_node_type_of_the_other_grammar
         ("Orders.swift", "totalQuantity", "Sums the quantities of the lines the filter keeps."),
         ("Orders.scala", "parse", "Reads a line written as SKU x QUANTITY."),
         ("orders.lua", "M.total_quantity", "Sums the quantities of the lines the filter keeps."),
-        ("Orders.pm", "parse_line", "Reads a line written as SKU x QUANTITY."),
         ("orders.R", "total_quantity", "Sums the quantities of the lines the filter keeps."),
         ("orders.ex", "total_quantity", "Sums the quantities of the lines the filter keeps."),
         ("Orders.jl", "total_quantity", "Sums the quantities of the lines the filter keeps."),
@@ -409,12 +396,11 @@ def _debian_sources(tmp_path: Path, packages: tuple[str, ...]) -> Path:
     [
         (("php-monolog", "php-symfony-console"), "php"),
         (("lua-penlight",), "lua"),
-        (("libplack-perl",), "perl"),
     ],
 )
 def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...], language: str) -> None:
-    """Real PHP, Lua and Perl: every file indexed (no chunking failure), tiled, most cut into scoped
-    definitions, with docs (Perl's are POD, not comments) and imports (Lua's are few).
+    """Real PHP and Lua: every file indexed (no chunking failure), tiled, most cut into scoped
+    definitions, with docs and imports (Lua's are few).
     Reproduce a corpus: unpack the packages, then python -m hsc bench quality --path DIR."""
     root = _debian_sources(tmp_path, packages)
     settings, counter = Settings(), get_counter()
@@ -432,7 +418,7 @@ def test_real_code_from_debian_packages(tmp_path: Path, packages: tuple[str, ...
         scoped += any(leaf.scope.startswith(module_name(rel_path) + ".") for leaf in parsed.leaves)
     assert files >= 30
     assert scoped >= 0.8 * files and definitions >= 3 * files
-    assert language == "perl" or documented >= files
+    assert documented >= files
     assert language == "lua" or imports >= files
 
 
@@ -514,3 +500,25 @@ def test_real_code_from_npm(tmp_path: Path, packages: tuple[str, ...], minimum_f
             assert {"setValue", "debounce"} <= {d.name for d in parsed.definitions}
     assert all(files[language] >= minimum for language, minimum in minimum_files.items()), files
     assert scoped >= 0.8 * sum(files.values()) or "vue" in files
+
+
+def test_perl_is_cut_into_lines_because_its_grammar_can_loop_forever(tmp_path: Path) -> None:
+    """tree-sitter-language-pack 0.13.0's Perl grammar never returns on inputs as small as ``VB#``,
+    and a parse cannot be interrupted: Perl files get blocks of lines. Run in a child process so a
+    regression shows as a timeout here rather than a hung suite."""
+    (tmp_path / "hang.pl").write_text("VB#\nsub total { return 1; }\n")
+    program = (
+        "import sys; from pathlib import Path; from hsc.chunk.ingest import load_file;"
+        "from hsc.chunk.tokens import get_counter; from hsc.params import Parameters, Settings;"
+        "parsed = load_file(Path(sys.argv[1]), 'hang.pl', Parameters(), Settings(), get_counter());"
+        "print(parsed.report.status, {leaf.chunker for leaf in parsed.leaves})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["indexed", "{'lines'}"]

@@ -93,7 +93,6 @@ TABLED_TEMPLATES = {
     ".scala": "/** Doc {n}. */\n@Attr\nclass K{n} {{\n  def m{n}(x: Int): Int = {{\n{s}"
     "    val f = (y: Int) => y\n    x\n  }}\n  object Q {{ def q = 1 }}\n}}\n",
     ".lua": "--- Doc {n}.\nfunction M.m{n}(x)\n{s}  local f = function(y) return y end\n  return x\nend\n",
-    ".pl": "# Doc {n}.\nsub m{n} {{\n  my ($x) = @_;\n{s}  my $f = sub {{ 1 }};\n  return $x;\n}}\n",
     ".r": "#' Doc {n}.\nm{n} <- function(x) {{\n{s}  f <- function(y) y\n  x\n}}\n",
     ".ex": "defmodule K{n} do\n  # Doc {n}.\n  def m{n}(x) do\n{s}    f = fn y -> y end\n    x\n  end\nend\n",
     ".jl": "# Doc {n}.\nmodule K{n}\nfunction m{n}(x)\n{s}  f = y -> y\n  x\nend\ng{n}(x) = x + 1\nend\n",
@@ -108,7 +107,6 @@ TABLED_STATEMENTS = {
     ".cs": '    Print("{w}");\n',
     ".php": '    print("{w}");\n',
     ".lua": '  print("{w}")\n',
-    ".pl": '  print("{w}");\n',
     ".r": '  print("{w}")\n',
     ".jl": '  println("{w}")\n',
     ".vue": '  print("{w}");\n',
@@ -153,7 +151,7 @@ def test_generated_brace_languages_are_tiled_by_leaves(source_and_extension, par
 @SETTINGS
 @given(tabled_source(), SIZES)
 def test_generated_tabled_languages_are_tiled_by_leaves(source_and_extension, params: Parameters) -> None:
-    """C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir, Julia (hsc.chunk.languages), Vue, Svelte."""
+    """C#, PHP, Kotlin, Swift, Scala, Lua, R, Elixir, Julia (hsc.chunk.languages), Vue, Svelte."""
     source, extension = source_and_extension
     check_leaves(source, f"gen{extension}", params)
 

@@ -53,7 +53,7 @@ LANGUAGE_BY_EXTENSION: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".rst": "markdown",
-    **extensions(),  # C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir: see hsc.chunk.languages
+    **extensions(),  # C#, PHP, Kotlin, Swift, Scala, Lua, R, Elixir, Julia: see hsc.chunk.languages
     **COMPONENT_LANGUAGES,  # Vue and Svelte: their scripts cut as JavaScript or TypeScript
 }
 

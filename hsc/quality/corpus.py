@@ -59,7 +59,7 @@ LANGUAGES = {
     ".mjs": "javascript",
     ".ts": "typescript",
     ".tsx": "tsx",
-    # C#, PHP, Kotlin, Swift, Scala, Lua, Perl, R, Elixir: their doc comments as their tables say
+    # C#, PHP, Kotlin, Swift, Scala, Lua, R, Elixir, Julia: their doc comments as their tables say
     **{suffix: tables.name for tables in LANGUAGE_TABLES.values() for suffix in tables.extensions},
 }
 FUNCTION_TYPES = frozenset(

@@ -1,26 +1,28 @@
 """Languages whose syntax-tree knowledge is kept as data, one module each.
 
 Each module (``csharp``, ``php``, ``kotlin``, ``swift``, ``scala``, ``lua``,
-``perl``, ``r``, ``elixir``, ``julia``) holds one
+``r``, ``elixir``, ``julia``) holds one
 :class:`~hsc.chunk.languages.tables.LanguageTables`: what its grammar calls a
 definition, a container, a body, a comment, a name and an import.
 ``hsc.chunk.grammar`` answers from these for the languages named here; the
 languages it has always known (Python, JavaScript, TypeScript, Go, Rust,
-Java, C, C++, Ruby, Bash) keep their shared tables there.
+Java, C, C++, Ruby, Bash) keep their shared tables there. Perl is not among them: the
+Perl grammar of tree-sitter-language-pack 0.13.0 never returns on some inputs (``VB#``,
+three bytes), and a parse cannot be interrupted, so Perl files are cut into blocks of lines.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hsc.chunk.languages import csharp, elixir, julia, kotlin, lua, perl, php, r, scala, swift
+from hsc.chunk.languages import csharp, elixir, julia, kotlin, lua, php, r, scala, swift
 from hsc.chunk.languages.tables import ImportForm, LanguageTables
 
 __all__ = ["LANGUAGE_TABLES", "ImportForm", "LanguageTables", "extensions", "file_imports", "tables_for"]
 
 LANGUAGE_TABLES: dict[str, LanguageTables] = {
     module.TABLES.name: module.TABLES
-    for module in (csharp, php, kotlin, swift, scala, lua, perl, r, elixir, julia)
+    for module in (csharp, php, kotlin, swift, scala, lua, r, elixir, julia)
 }
 
 
