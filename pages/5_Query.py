@@ -11,6 +11,7 @@ from pandas.io.formats.style import Styler
 import ui
 from hsc import QueryResponse, QueryResult
 from hsc.api import check_query
+from ui.pack import context_pack_section
 
 index = ui.page_setup("Query")
 st.title("Query")
@@ -165,6 +166,8 @@ if response is not None and response.query.strip():
             if prefix not in (".", "")
         )
     )
+
+    context_pack_section(index, response)
 
     st.subheader("Open a result")
     choices: list[tuple[str, QueryResult]] = [("two-stage", r) for r in response.results]

@@ -182,7 +182,12 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
             page.get_by_text("Stage 1 · groups").wait_for(timeout=PAGE_MS)
             mid_k, leaf_k = Parameters().mid_level_top_k, Parameters().leaf_level_top_k
             assert page.get_by_text(f"mid_level_top_k = {mid_k}, leaf_level_top_k = {leaf_k}").count() == 1
+            # Below the rankings, what a model would be given: the budget used and the prompt text.
+            page.get_by_role("heading", name="What a model would be given").wait_for(timeout=PAGE_MS)
             _settle(page, PAGE_MS)
+            assert page.get_by_text("Budget used").count() == 1
+            prompt = page.locator('[data-testid="stCode"]').filter(has_text="### inventory/pricing.py")
+            assert prompt.count() == 1 and "def apply_discount" in prompt.inner_text()
             shots.append(_check_and_shoot(page, "5_query", artifacts))
         finally:
             browser.close()
