@@ -14,6 +14,8 @@ __version__ = "0.1.0"
 # Names are imported on first use, so `import hsc.hierarchy.boundaries` stays light.
 _EXPORTS = {
     "Index": "hsc.api",
+    "ContextPack": "hsc.search.context",
+    "ContextSpan": "hsc.search.context",
     "GroupResult": "hsc.api",
     "NodeView": "hsc.api",
     "QueryResponse": "hsc.api",

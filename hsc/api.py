@@ -16,6 +16,8 @@ from hsc.embed import Embedder, EncoderSpec, encoder_cache_dir, make_embedder, r
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.index.browsing import DEFAULT_HIERARCHY, Browsing
 from hsc.params import Parameters, Settings, with_values
+from hsc.search.context import ContextPack, ContextSpan
+from hsc.search.contexts import ContextQueries
 from hsc.search.results import (
     EMPTY_QUERY,
     GroupResult,
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 __all__ = [
     "CHUNK_FIELDS",
     "DEFAULT_HIERARCHY",
+    "ContextPack",
+    "ContextSpan",
     "EMPTY_QUERY",
     "GroupResult",
     "Index",
@@ -59,7 +63,7 @@ def default_database(repository: str | Path | None = None) -> Path:
     return Path(repository or ".") / ".hsc" / "index.db"
 
 
-class Index(Browsing, Searching):
+class Index(Browsing, Searching, ContextQueries):
     """An hsc index: repositories, their leaves and vectors, named hierarchies."""
 
     def __init__(

@@ -99,11 +99,27 @@ class Definition:
 
 @dataclass(frozen=True)
 class LeafFacts:
-    """What one leaf imports, the names it defines and the identifiers it uses (sorted)."""
+    """What one leaf imports, the names it defines, the identifiers it uses (sorted) and the
+    member references it makes (``self.clamp``, ``util.clamp``, ``super().close``; sorted)."""
 
     imports: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()
     uses: tuple[str, ...] = ()
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ImportBinding:
+    """One name a file's import brings in: ``local`` is bound to ``name`` of ``module`` (``name``
+    empty: to the module itself; ``*``: everything it exports). ``level`` counts a Python
+    relative import's leading dots; ``module`` is as written (a path for JavaScript and Go, ``a.b``
+    for Python and Java, ``a::b`` for Rust)."""
+
+    local: str
+    module: str
+    name: str = ""
+    level: int = 0
+    line: int = 0
 
 
 @dataclass(frozen=True)
@@ -141,3 +157,4 @@ class ParsedFile:
     leaves: list[Leaf] = field(default_factory=list)
     definitions: list[Definition] = field(default_factory=list)
     facts: list[LeafFacts] = field(default_factory=list)
+    bindings: list[ImportBinding] = field(default_factory=list)

@@ -8,6 +8,7 @@ run simply continues. :class:`Store` joins the table groups, one module each.
 
 from __future__ import annotations
 
+from hsc.store.code_facts import CodeFactTables
 from hsc.store.evaluations import EvaluationTables
 from hsc.store.files import FileTables
 from hsc.store.hierarchies import HierarchyTables
@@ -17,5 +18,5 @@ from hsc.store.schema import APPLICATION_ID, SCHEMA_VERSION, identify
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Store", "identify"]
 
 
-class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables):
+class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables, CodeFactTables):
     """Typed access to the index database; the only class that speaks SQL."""

@@ -20,7 +20,7 @@ from hsc.store.dbfile import (
     refuse_what_is_not_a_database,
     translated_errors,
 )
-from hsc.store.schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, identify
+from hsc.store.schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, identify, missing_columns
 
 
 class Database:
@@ -99,8 +99,10 @@ class Database:
                 f"PRAGMA application_id={APPLICATION_ID}; INSERT OR IGNORE INTO meta (key, value) "
                 f"VALUES ('schema_version', '{SCHEMA_VERSION}');"
             )
+        # A database made before a column was added gets it here, in the same transaction.
+        added = "".join(f"ALTER TABLE {t} ADD COLUMN {c} {d};" for t, c, d in missing_columns(self.conn))
         try:
-            self.conn.executescript(f"BEGIN; {SCHEMA} {mark} COMMIT;")
+            self.conn.executescript(f"BEGIN; {SCHEMA} {added} {mark} COMMIT;")
         except BaseException:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -160,6 +162,14 @@ class Database:
         finally:
             with suppress(sqlite3.Error):
                 self.conn.execute(f"PRAGMA busy_timeout={int(previous)}")
+
+    @property
+    def refs_column(self) -> str:
+        """What to select for leaf_facts.refs: the column, or an empty list on a database opened
+        read-only that was made before the column was added (hsc.store.schema.ADDED_COLUMNS)."""
+        if self.read_only and missing_columns(self.conn):
+            return "'[]'"
+        return "refs"
 
     def _has_table(self, name: str) -> bool:
         found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()

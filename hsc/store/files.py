@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from hsc.hierarchy.groups import LeafTable
-from hsc.model import Definition, FileReport, Leaf, LeafFacts
+from hsc.model import Definition, FileReport, ImportBinding, Leaf, LeafFacts
 from hsc.store.database import Database
 from hsc.store.schema import (
+    BINDING_COLUMNS,
     DEFINITION_COLUMNS,
     LEAF_COLUMNS,
     blob_to_vector,
@@ -83,6 +84,7 @@ class FileTables(Database):
         definitions: Iterable[Definition] = (),
         facts: Iterable[LeafFacts] = (),
         terms_of: Callable[[str, str], str] | None = None,
+        bindings: Iterable[ImportBinding] = (),
     ) -> None:
         """Write one file, its leaves and their facts atomically, replacing what was there.
         ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text)`` gives
@@ -135,7 +137,7 @@ class FileTables(Database):
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('leaf_high_water', ?)",
                 (str(first_id + len(leaves) - 1),),
             )
-            self._write_facts(file_id, definitions, facts)
+            self._write_facts(file_id, definitions, facts, bindings)
             if terms_of is not None:
                 self._write_terms(file_id, leaves, terms_of)
             self._keep_terms_mark(repository_id, complete=terms_of is not None)
@@ -149,9 +151,22 @@ class FileTables(Database):
         return max(int(recorded["id"]) if recorded else 0, int(present["id"]) if present else 0)
 
     def _write_facts(
-        self, file_id: int, definitions: Iterable[Definition], facts: Iterable[LeafFacts]
+        self,
+        file_id: int,
+        definitions: Iterable[Definition],
+        facts: Iterable[LeafFacts],
+        bindings: Iterable[ImportBinding] = (),
     ) -> None:
         self.conn.execute("DELETE FROM definitions WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM import_bindings WHERE file_id = ?", (file_id,))
+        self.conn.executemany(
+            f"INSERT INTO import_bindings (file_id, ordinal, {', '.join(BINDING_COLUMNS)}) "
+            f"VALUES (?, ?, {', '.join('?' * len(BINDING_COLUMNS))})",
+            [
+                (file_id, ordinal, *(getattr(binding, c) for c in BINDING_COLUMNS))
+                for ordinal, binding in enumerate(bindings)
+            ],
+        )
         self.conn.executemany(
             f"INSERT INTO definitions (file_id, ordinal, {', '.join(DEFINITION_COLUMNS)}) "
             f"VALUES (?, ?, {', '.join('?' * len(DEFINITION_COLUMNS))})",
@@ -167,10 +182,10 @@ class FileTables(Database):
             )
         ]
         self.conn.executemany(
-            "INSERT INTO leaf_facts (leaf_id, imports, defines, uses) VALUES (?, ?, ?, ?)",
+            "INSERT INTO leaf_facts (leaf_id, imports, defines, uses, refs) VALUES (?, ?, ?, ?, ?)",
             [
-                (leaf_id, json.dumps(fact.imports), json.dumps(fact.defines), json.dumps(fact.uses))
-                for leaf_id, fact in zip(leaf_ids, facts)
+                (leaf_id, *(json.dumps(values) for values in (f.imports, f.defines, f.uses, f.references)))
+                for leaf_id, f in zip(leaf_ids, facts)
             ],
         )
 
@@ -235,7 +250,9 @@ class FileTables(Database):
             chunk = ids[start : start + 500]
             marks = ", ".join("?" * len(chunk))
             for row in self.conn.execute(
-                f"SELECT leaf_id, imports, defines, uses FROM leaf_facts WHERE leaf_id IN ({marks})", chunk
+                f"SELECT leaf_id, imports, defines, uses, {self.refs_column} FROM leaf_facts "
+                f"WHERE leaf_id IN ({marks})",
+                chunk,
             ):
                 found[int(row[0])] = LeafFacts(*(tuple(json.loads(value)) for value in row[1:]))
         return found

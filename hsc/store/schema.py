@@ -120,7 +120,19 @@ CREATE TABLE IF NOT EXISTS leaf_facts (
     leaf_id INTEGER PRIMARY KEY REFERENCES leaves(id) ON DELETE CASCADE,
     imports TEXT NOT NULL,  -- JSON arrays of names
     defines TEXT NOT NULL,
-    uses TEXT NOT NULL
+    uses TEXT NOT NULL,
+    refs TEXT NOT NULL DEFAULT '[]'  -- member references (self.x, mod.f); added by a migration
+);
+-- Which name each of a file's imports binds, and to what (hsc.model.ImportBinding).
+CREATE TABLE IF NOT EXISTS import_bindings (
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    local TEXT NOT NULL,
+    module TEXT NOT NULL,
+    name TEXT NOT NULL,
+    level INTEGER NOT NULL,
+    line INTEGER NOT NULL,
+    PRIMARY KEY (file_id, ordinal)
 );
 CREATE TABLE IF NOT EXISTS queries (
     id INTEGER PRIMARY KEY,
@@ -229,6 +241,23 @@ def identify(conn: sqlite3.Connection) -> str:
         return "hsc"  # made before hsc set its application_id
     shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
     return f"foreign: another application's SQLite database (tables: {shown})"
+
+
+BINDING_COLUMNS = ["local", "module", "name", "level", "line"]
+
+# Columns added to a table after databases were made with it: (table, column, its declaration).
+# Opening a writable database adds any that are missing; a read-only one is read without them.
+ADDED_COLUMNS = (("leaf_facts", "refs", "TEXT NOT NULL DEFAULT '[]'"),)
+
+
+def missing_columns(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    """The ADDED_COLUMNS this database lacks."""
+    out = []
+    for table, column, declaration in ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if present and column not in present:
+            out.append((table, column, declaration))
+    return out
 
 
 DEFINITION_COLUMNS = ["kind", "name", "scope", "signature", "doc", "start_line", "end_line"]

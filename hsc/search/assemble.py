@@ -1,0 +1,276 @@
+"""Filling a token budget: ranked hits, the rest of the definitions they are pieces of, and the
+definitions they use, in the order the policy says, without repeating a line.
+
+Pure apart from what :class:`CodeSource` reads (file lines, definitions, the resolver): the
+Index supplies one over its database, the benchmark the same one over its corpus.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from hsc.chunk.tokens import TokenCounter
+from hsc.model import Definition
+from hsc.search.context import ContextPack, ContextSpan
+
+FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
+CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record", "type", "impl"})
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One ranked leaf (lines 1-based, inclusive)."""
+
+    leaf_id: int
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class Dependency:
+    """A definition a span uses: where it is, which lines to show (a class gives its skeleton,
+    several runs), and through which name it was found."""
+
+    path: str
+    definition: Definition
+    runs: tuple[tuple[int, int], ...]  # the lines to show, in order
+    via: str  # "pkg.mod.apply calls pkg.util.clamp"
+
+
+class CodeSource(Protocol):
+    """What the assembler reads about the repository."""
+
+    def lines(self, path: str) -> list[str]: ...  # the file's lines, without line ends
+
+    def definitions(self, path: str) -> list[Definition]: ...
+
+    def dependencies(self, path: str, start_line: int, end_line: int) -> list[Dependency]: ...
+
+
+@dataclass(frozen=True)
+class PackPolicy:
+    """How a budget is shared (the ``context_*`` parameters of :class:`hsc.params.Parameters`)."""
+
+    lead_hits: int = 1  # hits placed before any dependency
+    dependency_hits: int = 3  # the top hits whose dependencies are pulled in
+    depth: int = 1  # hops along uses (2: the dependencies' own dependencies too)
+    uses_share: float = 0.5  # at most this share of the budget for uses and outlines
+    outline_tokens: int = 400  # a dependency longer than this is given as its outline
+    complete_tokens: int = 600  # a split hit's definition is completed when its rest is at most this
+
+
+def definition_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
+    """The innermost function or method that holds lines ``start..end`` and reaches beyond them."""
+    best = None
+    for definition in definitions:
+        if definition.kind not in FUNCTION_KINDS:
+            continue
+        holds = definition.start_line <= start and definition.end_line >= end
+        larger = definition.start_line < start or definition.end_line > end
+        if holds and larger and (best is None or definition.start_line >= best.start_line):
+            best = definition
+    return best
+
+
+def outline_text(definition: Definition) -> str:
+    """A definition's stand-in: its signature and the first sentence of its doc."""
+    signature = definition.signature or f"{definition.kind} {definition.name}"
+    return f"{signature}  # {definition.doc}" if definition.doc else signature
+
+
+@dataclass
+class _Filling:
+    """The pack as it grows: lines taken per file, spans, tokens."""
+
+    budget: int
+    counter: TokenCounter
+    source: CodeSource
+    taken: dict[str, set[int]] = field(default_factory=dict)
+    spans: list[ContextSpan] = field(default_factory=list)
+    used: int = 0
+    uses_used: int = 0
+
+    def free_runs(self, path: str, start: int, end: int) -> list[tuple[int, int]]:
+        taken = self.taken.get(path, set())
+        runs: list[tuple[int, int]] = []
+        for line in range(start, end + 1):
+            if line in taken:
+                continue
+            if runs and runs[-1][1] == line - 1:
+                runs[-1] = (runs[-1][0], line)
+            else:
+                runs.append((line, line))
+        return runs
+
+    def text_of(self, path: str, start: int, end: int) -> str:
+        return "\n".join(self.source.lines(path)[start - 1 : end])
+
+    def cost(self, path: str, runs: Iterable[tuple[int, int]]) -> list[tuple[int, int, str, int]]:
+        out = []
+        for start, end in runs:
+            text = self.text_of(path, start, end)
+            if text.strip():
+                out.append((start, end, text, self.counter.count(text)))
+        return out
+
+    def place(
+        self,
+        path: str,
+        runs: Iterable[tuple[int, int]],
+        role: str,
+        reason: str,
+        leaf_ids: tuple[str, ...] = (),
+        score: float | None = None,
+        limit: int | None = None,
+    ) -> bool:
+        """Add the free parts of ``runs`` whole, if they fit the budget (and ``limit`` more tokens)."""
+        pieces = [piece for start, end in runs for piece in self.cost(path, self.free_runs(path, start, end))]
+        if not pieces:
+            return False
+        tokens = sum(piece[3] for piece in pieces)
+        if self.used + tokens > self.budget or (limit is not None and tokens > limit):
+            return False
+        for start, end, text, count in pieces:
+            self.spans.append(ContextSpan(path, start, end, role, count, text, leaf_ids, score, reason))
+            self.taken.setdefault(path, set()).update(range(start, end + 1))
+        self.used += tokens
+        return True
+
+    def place_outline(self, path: str, definition: Definition, reason: str, limit: int | None) -> bool:
+        if self.free_runs(path, definition.start_line, definition.end_line) != [
+            (definition.start_line, definition.end_line)
+        ]:
+            return False  # part of it is shown already
+        text = outline_text(definition)
+        count = self.counter.count(text)
+        if self.used + count > self.budget or (limit is not None and count > limit):
+            return False
+        self.spans.append(
+            ContextSpan(
+                path, definition.start_line, definition.end_line, "outline", count, text, (), None, reason
+            )
+        )
+        self.taken.setdefault(path, set()).update(range(definition.start_line, definition.end_line + 1))
+        self.used += count
+        return True
+
+
+def assemble_pack(
+    query: str,
+    mode: str,
+    budget: int,
+    hits: list[Hit],
+    source: CodeSource,
+    counter: TokenCounter,
+    policy: PackPolicy,
+) -> ContextPack:
+    """The pack for ``hits`` (best first) within ``budget`` tokens under ``policy``."""
+    filling = _Filling(budget, counter, source)
+    pending: list[Hit] = []  # placed hits whose dependencies are still to come
+
+    def dependencies_of(hit: Hit) -> None:
+        frontier = [(hit.path, hit.start_line, hit.end_line)]
+        completed = definition_holding(source.definitions(hit.path), hit.start_line, hit.end_line)
+        if completed is not None:
+            frontier = [(hit.path, completed.start_line, completed.end_line)]
+        seen: set[tuple[str, int]] = set()
+        for _hop in range(policy.depth):
+            following = []
+            for path, start, end in frontier:
+                for dependency in source.dependencies(path, start, end):
+                    key = (dependency.path, dependency.definition.start_line)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    if place_dependency(dependency):
+                        following.append((dependency.path, *dependency.runs[0]))
+            frontier = following
+
+    def place_dependency(dependency: Dependency) -> bool:
+        room = int(policy.uses_share * budget) - filling.uses_used
+        if room <= 0:
+            return False
+        before = filling.used
+        definition = dependency.definition
+        whole = sum(piece[3] for run in dependency.runs for piece in filling.cost(dependency.path, [run]))
+        placed = False
+        if whole <= policy.outline_tokens:
+            placed = filling.place(dependency.path, dependency.runs, "uses", dependency.via, limit=room)
+        if not placed:
+            placed = filling.place_outline(dependency.path, definition, dependency.via, room)
+        filling.uses_used += filling.used - before
+        return placed and definition.kind in FUNCTION_KINDS
+
+    for hit in hits:
+        if filling.used >= budget:
+            break
+        leaf_ids = (f"leaf:{hit.leaf_id}",)
+        placed = filling.place(
+            hit.path, [(hit.start_line, hit.end_line)], "hit", f"rank {hit.rank}", leaf_ids, hit.score
+        )
+        if not placed:
+            continue
+        if hit.rank <= policy.dependency_hits:
+            complete_definition(filling, hit, policy)
+            pending.append(hit)
+        if hit.rank >= policy.lead_hits:
+            for waiting in pending:
+                dependencies_of(waiting)
+            pending = []
+    for waiting in pending:
+        dependencies_of(waiting)
+    return ContextPack(query, budget, mode, tuple(reading_order(filling.spans)))
+
+
+def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
+    """The rest of the function a hit is one piece of, when it fits; else the lines around the hit
+    (the definition's header and the pieces next to it), as many as ``complete_tokens`` allow."""
+    definition = definition_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
+    if definition is None:
+        return
+    reason = f"rest of {definition.scope} (rank {hit.rank})"
+    runs = [(definition.start_line, definition.end_line)]
+    if filling.place(hit.path, runs, "definition", reason, limit=policy.complete_tokens):
+        return
+    # Too long: its first line (the header), then lines on either side of the hit, growing outwards.
+    spent = filling.used
+    header_end = min(definition.start_line, hit.start_line - 1)
+    if header_end >= definition.start_line:
+        filling.place(hit.path, [(definition.start_line, header_end)], "definition", reason)
+    step = 8
+    above, below = hit.start_line - 1, hit.end_line + 1
+    while above > header_end or below <= definition.end_line:
+        grew = False
+        for upwards in (True, False):
+            room = policy.complete_tokens - (filling.used - spent)
+            if upwards and above > header_end:
+                start = max(header_end + 1, above - step + 1)
+                grew |= filling.place(hit.path, [(start, above)], "definition", reason, limit=room)
+                above = start - 1
+            elif not upwards and below <= definition.end_line:
+                end = min(definition.end_line, below + step - 1)
+                grew |= filling.place(hit.path, [(below, end)], "definition", reason, limit=room)
+                below = end + 1
+        if not grew:
+            break
+
+
+def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:
+    """Files in the order their first span was chosen; each file's spans by line."""
+    first: dict[str, int] = {}
+    for position, span in enumerate(spans):
+        first.setdefault(span.path, position)
+    return sorted(spans, key=lambda span: (first[span.path], span.start_line))
+
+
+def leaves_in_rank_order(
+    query: str, mode: str, budget: int, hits: list[Hit], source: CodeSource, counter: TokenCounter
+) -> ContextPack:
+    """The baseline: ranked leaves, whole, until the budget is full (no dependencies)."""
+    policy = PackPolicy(lead_hits=0, dependency_hits=0, depth=0, uses_share=0.0)
+    return assemble_pack(query, mode, budget, hits, source, counter, policy)

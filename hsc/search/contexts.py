@@ -1,0 +1,147 @@
+"""The context query of :class:`hsc.api.Index`: rank leaves, then fill a token budget with them,
+the rest of the definitions they are pieces of and the definitions they use
+(:func:`hsc.search.assemble.assemble_pack`), resolved from the stored facts
+(:mod:`hsc.search.resolve`)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from hsc.chunk.tokens import TokenCounter
+from hsc.model import Definition
+from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.search.assemble import Dependency, Hit, PackPolicy, assemble_pack
+from hsc.search.context import ContextPack
+from hsc.search.resolve import FileFacts, FileIndex, Resolver
+from hsc.search.results import QueryResult, check_query
+from hsc.store import Store
+
+
+def policy_of(params: Parameters) -> PackPolicy:
+    return PackPolicy(
+        lead_hits=params.context_lead_hits,
+        dependency_hits=params.context_dependency_hits,
+        depth=params.context_depth,
+        uses_share=params.context_uses_share,
+        outline_tokens=params.context_outline_tokens,
+        complete_tokens=params.context_complete_tokens,
+    )
+
+
+class StoreSource:
+    """A repository's code as the assembler reads it: lines from the files on disk when they are
+    still what was indexed (else from the stored leaves), definitions and uses from the facts."""
+
+    def __init__(self, store: Store, repository_id: int, root: str | Path | None) -> None:
+        self.store = store
+        self.repository_id = repository_id
+        self.root = Path(root) if root else None
+        self._lines: dict[str, list[str]] = {}
+        self.files = FileIndex(store.file_languages(repository_id), self._facts)
+        self.resolver = Resolver(self.files)
+
+    def _facts(self, path: str) -> FileFacts:
+        return FileFacts(
+            path,
+            self.files.languages.get(path, "text"),
+            self.store.definitions(self.repository_id, path).get(path, []),
+            self.store.import_bindings(self.repository_id, path),
+        )
+
+    def lines(self, path: str) -> list[str]:
+        if path not in self._lines:
+            self._lines[path] = self._read(path)
+        return self._lines[path]
+
+    def _read(self, path: str) -> list[str]:
+        if self.root is not None:
+            try:
+                data = (self.root / path).read_bytes()
+            except OSError:
+                data = None
+            if data is not None and hashlib.sha1(data).hexdigest() == self.store.file_text_hash(
+                self.repository_id, path
+            ):
+                return data.decode("utf-8", "replace").splitlines()
+        # Changed or gone since it was indexed: the file as its stored leaves hold it.
+        lines: list[str] = []
+        for start_line, text in self.store.file_leaf_texts(self.repository_id, path):
+            while len(lines) < start_line - 1:
+                lines.append("")
+            pieces = text.split("\n")
+            if len(lines) >= start_line:  # a leaf starting on the line the previous one ended on
+                lines[start_line - 1] += pieces[0]
+                pieces = pieces[1:]
+            lines.extend(pieces)
+        return lines
+
+    def definitions(self, path: str) -> list[Definition]:
+        return self.files.facts(path).definitions
+
+    def dependencies(self, path: str, start_line: int, end_line: int) -> list[Dependency]:
+        facts = self.store.facts_on_lines(self.repository_id, path, start_line, end_line)
+        uses = {name for fact in facts for name in fact.uses}
+        references = {reference for fact in facts for reference in fact.references}
+        return self.resolver.dependencies(path, start_line, end_line, uses, references)
+
+
+def hits_of(results: list[QueryResult]) -> list[Hit]:
+    return [
+        Hit(int(r.leaf_id.split(":")[1]), r.path, r.start_line, r.end_line, float(r.score), r.rank)
+        for r in results
+    ]
+
+
+class ContextQueries:
+    """``Index.context`` (a base of :class:`hsc.api.Index`)."""
+
+    store: Store
+    counter: TokenCounter
+
+    def context(
+        self,
+        query: str,
+        budget_tokens: int,
+        mode: str | None = None,
+        *,
+        repository_id: int | None = None,
+        hierarchy_id: int | None = None,
+        path_prefix: str | None = None,
+        language: str | None = None,
+        **overrides: Any,
+    ) -> ContextPack:
+        """At most ``budget_tokens`` cl100k tokens of code for ``query``: the ranked leaves (``mode``,
+        as :meth:`query`), the rest of the functions they are pieces of, and the definitions they
+        use, resolved from the stored facts, in reading order per file. ``overrides`` are
+        :class:`~hsc.params.Parameters` fields (``context_*``, the query's own)."""
+        check_query(query)
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
+            raise ValueError(f"the budget must be a whole number of tokens >= 1, got {budget_tokens!r}")
+        if mode is not None and mode not in RETRIEVAL_MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        if hierarchy_id is None:
+            hierarchy_id = self.default_hierarchy(repository_id)  # type: ignore[attr-defined]
+        hierarchy = self.hierarchy(hierarchy_id)  # type: ignore[attr-defined]
+        params = with_values(Parameters(), {**hierarchy["parameters"], **overrides})
+        mode = mode or params.retrieval_mode
+        wanted = params.context_candidates
+        filtered = bool(path_prefix or language)
+        ranked = with_values(params, {"leaf_level_top_k": wanted * (4 if filtered else 1)})
+        response = self.query(  # type: ignore[attr-defined]
+            query, hierarchy_id=hierarchy_id, params=ranked, record=False, compare=False, mode=mode
+        )
+        results = [
+            r
+            for r in response.results
+            if (not path_prefix or r.path.startswith(path_prefix.removeprefix("./")))
+            and (not language or r.language == language)
+        ][:wanted]
+        for rank, result in enumerate(results, start=1):
+            result.rank = rank
+        repository = int(hierarchy["repository_id"])
+        source = StoreSource(self.store, repository, (self.store.repository(repository) or {}).get("root"))
+        return assemble_pack(
+            query, mode, budget_tokens, hits_of(results), source, self.counter, policy_of(params)
+        )
