@@ -167,7 +167,7 @@ if response is not None and response.query.strip():
         )
     )
 
-    context_pack_section(index, response)
+    context_pack_section(index, response, params)
 
     st.subheader("Open a result")
     choices: list[tuple[str, QueryResult]] = [("two-stage", r) for r in response.results]

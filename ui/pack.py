@@ -8,10 +8,13 @@ mode and budget, and shared by every session (read-only).
 
 from __future__ import annotations
 
+from dataclasses import fields
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
-from hsc import Index, QueryResponse
+from hsc import Index, Parameters, QueryResponse
 from hsc.explore.explain import hierarchy_stamp
 from hsc.integrations.tools import DEFAULT_BUDGET, MAX_BUDGET
 from hsc.search.context import SPAN_ROLES, ContextPack
@@ -30,19 +33,39 @@ ROLE_MEANING = {
 
 @st.cache_resource(max_entries=32, show_spinner="Packing the context…")
 def _pack(
-    _index: Index, database: str, hierarchy_id: int, stamp: str, query: str, mode: str | None, budget: int
+    _index: Index,
+    database: str,
+    hierarchy_id: int,
+    stamp: str,
+    query: str,
+    mode: str | None,
+    budget: int,
+    overrides: tuple[tuple[str, Any], ...],
 ) -> ContextPack:
-    return _index.context(query, budget, mode, hierarchy_id=hierarchy_id)
+    return _index.context(query, budget, mode, hierarchy_id=hierarchy_id, **dict(overrides))
+
+
+def query_parameters(params: Parameters) -> tuple[tuple[str, Any], ...]:
+    """The parameters a query reads (the sidebar's "query" stage: top-k values, the pack's policy)."""
+    return tuple((f.name, getattr(params, f.name)) for f in fields(params) if f.metadata["stage"] == "query")
 
 
 def context_pack(
-    index: Index, hierarchy_id: int, query: str, mode: str | None, budget: int, stamp: str | None = None
+    index: Index,
+    hierarchy_id: int,
+    query: str,
+    mode: str | None,
+    budget: int,
+    stamp: str | None = None,
+    params: Parameters | None = None,
 ) -> ContextPack:
-    """The pack of ``query`` in this hierarchy (``stamp``: its :func:`hierarchy_stamp`; read if not given)."""
+    """The pack of ``query`` in this hierarchy, with its own parameters or the query stage of ``params``
+    (``stamp``: the hierarchy's :func:`hierarchy_stamp`; read if not given)."""
     if stamp is None:
         with index_lock():
             stamp = hierarchy_stamp(index, hierarchy_id)
-    return _pack(index, str(database_path()), hierarchy_id, stamp, query, mode, budget)
+    overrides = query_parameters(params) if params is not None else ()
+    return _pack(index, str(database_path()), hierarchy_id, stamp, query, mode, budget, overrides)
 
 
 def budget_input(key: str) -> int:
@@ -114,17 +137,20 @@ def show_pack(pack: ContextPack, key: str) -> None:
 
 
 @st.fragment
-def context_pack_section(index: Index, response: QueryResponse) -> None:
-    """The Query page's pack for the response's query, hierarchy and mode, with
-    its own budget (a change reruns only this section)."""
+def context_pack_section(index: Index, response: QueryResponse, params: Parameters) -> None:
+    """The Query page's pack for the response's query, hierarchy and mode, and the
+    query stage of ``params`` (the sidebar's), with its own budget (a change
+    reruns only this section)."""
     st.subheader(PACK_TITLE)
     st.caption(
         "Ten leaves are not what a coding assistant needs: it needs at most so many tokens that let a model "
         "understand and change the code. The context pack starts from the hits, completes a hit that is one "
         "piece of a split definition, adds the definitions the hits use (resolved through the imports read "
-        "from the syntax tree), and shows an outline where the whole does not fit."
+        "from the syntax tree), and shows an outline where the whole does not fit. How the budget is shared "
+        "is set by the context_* parameters in the sidebar."
     )
     if response.hierarchy_id is None:
         return
     budget = budget_input("query:budget")
-    show_pack(context_pack(index, response.hierarchy_id, response.query, response.mode, budget), "query:pack")
+    pack = context_pack(index, response.hierarchy_id, response.query, response.mode, budget, params=params)
+    show_pack(pack, "query:pack")

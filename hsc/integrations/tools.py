@@ -276,7 +276,7 @@ class CodeSearch:
                 budget_tokens,
                 mode,
                 repository_id=repository_id,
-                path_prefix=path_prefix.removeprefix("./") if path_prefix else None,
+                path_prefix=path_prefix or None,
                 language=language or None,
             )
         return {"repository": root, **pack.to_json()}
