@@ -69,8 +69,9 @@ def context_pack(
 
 
 def budget_input(key: str) -> int:
+    narrow, _ = st.columns([1, 3])
     return int(
-        st.number_input(
+        narrow.number_input(
             "Token budget",
             min_value=1,
             max_value=MAX_BUDGET,
