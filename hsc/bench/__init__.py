@@ -75,6 +75,23 @@ def _fresh(args: argparse.Namespace) -> dict[str, Any]:
     return bench_fresh(Path(args.path) if args.path else None)
 
 
+def _context(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.context import bench_context
+    from hsc.params import parse_assignments
+
+    packages = tuple(args.packages.split(",")) if args.packages else None
+    overrides = parse_assignments(args.set or [])
+    return bench_context(
+        packages,
+        args.queries,
+        args.seed,
+        Path(args.out or ".hsc/context"),
+        sweep=args.sweep,
+        report=lambda line: print(line, file=sys.stderr, flush=True),
+        overrides=overrides,
+    )
+
+
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
     from hsc.quality.catalog import SYSTEM_NAMES
@@ -141,6 +158,10 @@ SUITES: dict[str, tuple[str, Runner]] = {
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
+    "context": (
+        "code at a token budget: context packs against leaves, groups, windows (gold from ast)",
+        _context,
+    ),
     "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
 }
@@ -173,6 +194,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
+    parser.add_argument("--sweep", action="store_true", help="context: also sweep the pack's policy at 2,048")
+    parser.add_argument(
+        "--packages", metavar="NAME,...", help="context: standard-library packages (default: all)"
+    )
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
     parser.add_argument(
         "--systems", metavar="NAME,...", help="quality: only these systems of the table (default all)"
@@ -188,6 +213,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.quality.report import format_table
 
         return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+    if result["suite"] == "context":
+        from hsc.bench.context import format_context
+
+        return format_context(result)
     if result["suite"] == "app":
         from hsc.bench.app import format_app
 

@@ -45,7 +45,8 @@ from hsc.chunk.grammar import (
     prototype_name,
     wrapped,
 )
-from hsc.model import Definition, Leaf, LeafFacts
+from hsc.chunk.imports import MEMBER_FIELDS, import_bindings, member_reference
+from hsc.model import Definition, ImportBinding, Leaf, LeafFacts
 
 
 def _last_row(node: Any) -> int:
@@ -75,7 +76,8 @@ LANGUAGE_DEFINING_TYPES = {"c": PROTOTYPE_TYPES, "cpp": PROTOTYPE_TYPES, "java":
 
 @lru_cache(maxsize=32)
 def names_query(language: str) -> Query | None:
-    """Identifiers (capture ``name``) and nodes of the defining types (``defining``), in one pass."""
+    """Identifiers (capture ``name``), nodes of the defining types (``defining``) and member
+    expressions ``a.b`` (``member``, hsc.chunk.imports.MEMBER_FIELDS), in one pass."""
     grammar = get_language(language)  # type: ignore[arg-type]
 
     def alternation(kinds: Iterable[str], capture: str) -> str:
@@ -83,7 +85,8 @@ def names_query(language: str) -> Query | None:
         return f"[{' '.join(f'({kind})' for kind in present)}] @{capture}" if present else ""
 
     defining = sorted(DEFINING_TYPES.union(LANGUAGE_DEFINING_TYPES.get(language, ())))
-    source = f"{alternation(IDENTIFIER_TYPES, 'name')} {alternation(defining, 'defining')}".strip()
+    members = alternation(MEMBER_FIELDS.get(language, {}), "member")
+    source = f"{alternation(IDENTIFIER_TYPES, 'name')} {alternation(defining, 'defining')} {members}".strip()
     return Query(grammar, source) if source else None
 
 
@@ -97,6 +100,8 @@ class FactReader:
         self.definitions: list[Definition] = []
         self._defined_at: list[tuple[int, str]] = []  # (byte, name) of definitions and module variables
         self._imports_at: list[tuple[int, str]] = []
+        self.bindings: list[ImportBinding] = []  # what each module-level import binds, in order
+        self._members: list[Any] = []
         self.declares_prototypes = language in ("c", "cpp")  # the only ones prototype_name reads
         self._identifiers: list[Any] = []
         self._defining_starts: list[int] = []  # sorted start bytes of nodes of the defining types
@@ -109,6 +114,7 @@ class FactReader:
         if query is not None:
             captures = QueryCursor(query).captures(root)
             self._identifiers = captures.get("name", [])
+            self._members = captures.get("member", [])
             self._defining_starts = sorted(node.start_byte for node in captures.get("defining", ()))
         overview = self.overview(root)
         if overview:
@@ -350,8 +356,11 @@ class FactReader:
         if node_type == "expression_statement" and node.named_child_count == 1:
             node = node.named_children[0]
             node_type = node.type
-        for name in import_names(self.data, node, self.language):
+        names = import_names(self.data, node, self.language)
+        for name in names:
             self._imports_at.append((node.start_byte, name))
+        if names:
+            self.bindings += import_bindings(self.data, node, self.language)
         for name in bound_names(self.data, node):
             self._defined_at.append((node.start_byte, name))
 
@@ -368,11 +377,17 @@ class FactReader:
         # The identifiers in document order: each leaf's are then one slice of them.
         starts, names = identifier_names(self.data, self._identifiers)
         cuts = [0, *(bisect_left(starts, bound) for bound in bounds[1:]), len(names)]
+        references: list[set[str]] = [set() for _ in leaves]
+        for node in self._members:
+            reference = member_reference(self.data, node, self.language)
+            if reference is not None:
+                references[bisect_right(bounds, node.start_byte) - 1].add(reference)
         return [
             LeafFacts(
                 tuple(imports[i]),
                 tuple(defines[i]),
                 tuple(sorted(set(names[cuts[i] : cuts[i + 1]]).difference(defines[i]))),
+                tuple(sorted(references[i])),
             )
             for i in range(len(leaves))
         ]

@@ -271,7 +271,7 @@ def load_file(
     if cut.error_lines:
         notes.insert(0, _syntax_errors(cut.error_lines))
     indexed = FileReport(name_shown, language, "indexed", "; ".join(notes), size, digest)
-    return ParsedFile(indexed, cut.leaves, cut.definitions, cut.facts)
+    return ParsedFile(indexed, cut.leaves, cut.definitions, cut.facts, cut.bindings)
 
 
 def _first_long_line(source: str, limit: int) -> tuple[int, int] | None:

@@ -10,7 +10,7 @@ them into leaves that never overlap and cover every non-blank line.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tree_sitter_language_pack import get_parser
@@ -20,7 +20,7 @@ from hsc.chunk.facts import FactReader
 from hsc.chunk.grammar import AST_LANGUAGES
 from hsc.chunk.prose import ProseCutter
 from hsc.chunk.tokens import TokenCounter
-from hsc.model import Definition, Leaf, LeafFacts
+from hsc.model import Definition, ImportBinding, Leaf, LeafFacts
 from hsc.params import Parameters
 
 __all__ = ["AST_LANGUAGES", "Cut", "chunk_fallback", "cut_file", "module_name", "parse_source", "parser_for"]
@@ -63,6 +63,7 @@ class Cut:
     definitions: list[Definition]
     facts: list[LeafFacts]  # parallel to leaves
     error_lines: list[int]  # 1-based lines of syntax errors
+    bindings: list[ImportBinding] = field(default_factory=list)  # what its imports bind
 
 
 def cut_file(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
@@ -106,8 +107,9 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     else:
         pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
-    definitions, facts = FactReader(data, language, scope).read(root, leaves)
-    return Cut(leaves, definitions, facts, _syntax_error_lines(root))
+    reader = FactReader(data, language, scope)
+    definitions, facts = reader.read(root, leaves)
+    return Cut(leaves, definitions, facts, _syntax_error_lines(root), reader.bindings)
 
 
 def chunk_fallback(

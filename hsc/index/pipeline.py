@@ -87,7 +87,7 @@ def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes."""
     return (
         f"{params.chunk_key()};tok={settings.tokenizer};"
-        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=1"
+        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=2"
     )
 
 
@@ -290,6 +290,7 @@ def _embed_and_write(
             parsed.definitions,
             parsed.facts,
             terms_of=leaf_term_text,
+            bindings=parsed.bindings,
         )
         report.changed_paths.append(parsed.report.path)
         if parsed.report.status == "indexed":

@@ -268,9 +268,46 @@ def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:
     return sorted(spans, key=lambda span: (first[span.path], span.start_line))
 
 
+@dataclass(frozen=True)
+class Piece:
+    """Lines to place as they are, for the simple assemblers (leaves, groups, windows)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    role: str = "hit"
+    reason: str = ""
+    leaf_ids: tuple[str, ...] = ()
+    score: float | None = None
+
+
+def fill_in_order(
+    query: str, mode: str, budget: int, pieces: Iterable[Piece], source: CodeSource, counter: TokenCounter
+) -> ContextPack:
+    """Each piece's lines not placed yet, in order, while they fit (one that does not is skipped)."""
+    filling = _Filling(budget, counter, source)
+    for piece in pieces:
+        if filling.used >= budget:
+            break
+        runs = [(piece.start_line, piece.end_line)]
+        filling.place(piece.path, runs, piece.role, piece.reason, piece.leaf_ids, piece.score)
+    return ContextPack(query, budget, mode, tuple(reading_order(filling.spans)))
+
+
 def leaves_in_rank_order(
     query: str, mode: str, budget: int, hits: list[Hit], source: CodeSource, counter: TokenCounter
 ) -> ContextPack:
     """The baseline: ranked leaves, whole, until the budget is full (no dependencies)."""
-    policy = PackPolicy(lead_hits=0, dependency_hits=0, depth=0, uses_share=0.0)
-    return assemble_pack(query, mode, budget, hits, source, counter, policy)
+    pieces = (
+        Piece(
+            hit.path,
+            hit.start_line,
+            hit.end_line,
+            "hit",
+            f"rank {hit.rank}",
+            (f"leaf:{hit.leaf_id}",),
+            hit.score,
+        )
+        for hit in hits
+    )
+    return fill_in_order(query, mode, budget, pieces, source, counter)

@@ -190,7 +190,9 @@ MODULE_FINDERS: dict[str, Callable[[FileIndex, str, ImportBinding], list[str]]] 
     "rust": rust_modules,
     "java": java_modules,
 }
-SAME_FOLDER_SCOPE = frozenset({"go"})  # a package is its folder: its files share one top level
+SAME_FOLDER_SCOPE = frozenset({"go"})
+# Languages whose import of a name may import a module of that name, and how they join the two.
+SUBMODULE_SEPARATORS = {"python": ".", "rust": "::"}  # a package is its folder: its files share one top level
 
 
 # -- resolution ----------------------------------------------------------------------------------
@@ -246,8 +248,9 @@ class Resolver:
             again = self.name(module, binding.name, hops + 1)  # re-exported there
             if again:
                 return again
-        if self.files.facts(path).language == "python":  # ``from pkg import submodule``
-            dotted = f"{binding.module}.{binding.name}" if binding.module else binding.name
+        separator = SUBMODULE_SEPARATORS.get(self.files.facts(path).language)
+        if separator is not None:  # ``from pkg import submodule``, ``use crate::{module}``
+            dotted = f"{binding.module}{separator}{binding.name}" if binding.module else binding.name
             submodule = ImportBinding(binding.local, dotted, "", binding.level)
             return [Found(module, None) for module in self.module_files(path, submodule)]
         return []
@@ -296,12 +299,17 @@ class Resolver:
                 if found:
                     return found
             return []
-        current = self.name(path, head)
-        for part in parts:
-            if not current:
-                return []
-            current = self.member(path, current[0], part)
-        return current
+        # ``import a.b`` binds ``a.b``: the longest bound prefix of the reference is its owner.
+        names = reference.split(".")
+        for size in range(len(names) - 1, 0, -1):
+            prefix = ".".join(names[:size])
+            if size > 1 and not facts.bound(prefix):
+                continue
+            current = self.name(path, prefix)
+            for part in names[size:]:
+                current = self.member(path, current[0], part) if current else []
+            return current
+        return []
 
     def dependencies(
         self, path: str, start: int, end: int, uses: set[str], references: set[str]

@@ -1,0 +1,290 @@
+"""``python -m hsc bench context``: code at a token budget, systems side by side in one run.
+
+The corpus and its queries are the retrieval benchmark's (hsc.quality.corpus: docstring queries
+on standard-library packages with the docstrings blanked), indexed once with hsc. Each system
+fills budgets of 1,024 / 2,048 / 4,096 cl100k tokens from a ranking; every pack is scored against
+the gold context that Python's ``ast`` finds on the original sources (hsc.quality.gold).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hsc.chunk.tokens import get_counter
+from hsc.hierarchy.groups import plan_hierarchy
+from hsc.params import Parameters
+from hsc.quality import corpus as corpus_module
+from hsc.quality.catalog import Prepared, main_systems
+from hsc.quality.context_metrics import paired_interval, score_pack, summarise_packs
+from hsc.quality.gold import package_of
+from hsc.quality.sweep import Options, corpus_sources, prepare
+from hsc.search.assemble import Hit, Piece, assemble_pack, fill_in_order, leaves_in_rank_order
+from hsc.search.context import ContextPack
+from hsc.search.contexts import StoreSource, policy_of
+
+BUDGETS = (1024, 2048, 4096)
+RANKED = 60  # ranked units each system draws from
+WINDOWS = "windows-256/64"
+SHIPPED = "leaves (hybrid)"
+PACK = "context pack (hybrid)"
+# The policy grid `--sweep` tries at 2,048 tokens (README, Context at a budget).
+SWEEP = {
+    "context_dependency_hits": (1, 2, 3, 5),
+    "context_uses_share": (0.25, 0.4, 0.6),
+    "context_outline_tokens": (200, 400, 800),
+    "context_lead_hits": (1, 2),
+}
+Report = Callable[[str], None]
+
+
+@dataclasses.dataclass
+class Bench:
+    """The prepared corpus, its rankings and gold contexts, and the code source the packs read."""
+
+    prepared: Prepared
+    source: StoreSource
+    rankings: dict[str, list[list[int]]]  # ranking name -> per query, unit rows best first
+    units: dict[str, Any]
+    gold: list[dict[str, set[int]]]  # per query: path -> dependency lines
+    group_of_row: np.ndarray
+    group_rows: list[tuple[int, int]]
+
+    def hits(self, ranking: str, query: int) -> list[Hit]:
+        table = self.prepared.corpus.table
+        units = self.units[ranking]
+        return [
+            Hit(
+                int(table.leaf_ids[row]),
+                units.paths[row],
+                int(units.start_lines[row]),
+                int(units.end_lines[row]),
+                1.0 / rank,
+                rank,
+            )
+            for rank, row in enumerate(self.rankings[ranking][query], start=1)
+        ]
+
+
+def build_bench(options: Options, report: Report) -> Bench:
+    prepared = prepare(options, report)
+    corpus = prepared.corpus
+    rankings: dict[str, list[list[int]]] = {}
+    units: dict[str, Any] = {}
+    for system, _seconds, _groups in main_systems(prepared, report, ("flat", "hybrid", WINDOWS)):
+        report(f"ranking with {system.name}")
+        rankings[system.name] = [
+            system.search(vector, target.query, RANKED).rows
+            for target, vector in zip(prepared.targets, prepared.query_vectors)
+        ]
+        units[system.name] = system.units
+    sources, _ = corpus_sources(options)
+    package = package_of(sources)
+    indexed = set(corpus.table.paths)
+    gold = []
+    for target in prepared.targets:
+        dependencies: dict[str, set[int]] = {}
+        for (path, _first), lines in package.dependencies(target.path, target.start_line).items():
+            if path in indexed:
+                dependencies.setdefault(path, set()).update(lines)
+        gold.append(dependencies)
+    plan = plan_hierarchy(corpus.table, prepared.params)
+    group_rows = list(zip(plan.group_starts.tolist(), plan.group_ends.tolist()))
+    group_of_row = np.searchsorted(plan.group_starts, np.arange(len(corpus.table)), side="right") - 1
+    source = StoreSource(corpus.store, corpus.repository_id, prepared.corpus_info["root"])
+    return Bench(prepared, source, rankings, units, gold, group_of_row, group_rows)
+
+
+def with_parents(bench: Bench, hits: list[Hit], rows: list[int]) -> list[Piece]:
+    """Each leaf followed by its group."""
+    pieces = []
+    for hit, row in zip(hits, rows):
+        pieces.append(Piece(hit.path, hit.start_line, hit.end_line, "hit", f"rank {hit.rank}"))
+        first, end = bench.group_rows[int(bench.group_of_row[row])]
+        table = bench.prepared.corpus.table
+        last = end - 1
+        pieces.append(
+            Piece(hit.path, int(table.start_lines[first]), int(table.end_lines[last]), "parent", "its group")
+        )
+    return pieces
+
+
+def auto_merged(bench: Bench, hits: list[Hit], rows: list[int]) -> list[Piece]:
+    """LlamaIndex-style auto-merging: once half of a group's leaves are retrieved, the whole group."""
+    seen: dict[int, int] = {}
+    pieces = []
+    table = bench.prepared.corpus.table
+    for hit, row in zip(hits, rows):
+        group = int(bench.group_of_row[row])
+        seen[group] = seen.get(group, 0) + 1
+        first, end = bench.group_rows[group]
+        if end - first > 1 and seen[group] >= (end - first) / 2:
+            pieces.append(
+                Piece(hit.path, int(table.start_lines[first]), int(table.end_lines[end - 1]), "parent")
+            )
+        else:
+            pieces.append(Piece(hit.path, hit.start_line, hit.end_line, "hit", f"rank {hit.rank}"))
+    return pieces
+
+
+def perfect_hits(bench: Bench, query: int) -> list[Hit]:
+    """The target's own leaves first, then the hybrid ranking."""
+    target = bench.prepared.targets[query]
+    units = bench.prepared.corpus.leaf_units
+    rows = units.rows_of(target.path, target.start_line, target.end_line).tolist()
+    table = bench.prepared.corpus.table
+    first = [
+        Hit(
+            int(table.leaf_ids[row]),
+            target.path,
+            int(units.start_lines[row]),
+            int(units.end_lines[row]),
+            1.0,
+            1,
+        )
+        for row in rows
+    ]
+    return first + [dataclasses.replace(hit, rank=hit.rank + 1) for hit in bench.hits("hybrid", query)]
+
+
+def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict[str, ContextPack]:
+    counter = get_counter()
+    text = bench.prepared.targets[query].query
+    source, policy = bench.source, policy_of(params)
+    flat, hybrid = bench.hits("flat", query), bench.hits("hybrid", query)
+    hybrid_rows = bench.rankings["hybrid"][query]
+    windows = bench.units[WINDOWS]
+    window_pieces = [
+        Piece(windows.paths[r], int(windows.start_lines[r]), int(windows.end_lines[r]))
+        for r in bench.rankings[WINDOWS][query]
+    ]
+    return {
+        "leaves (flat)": leaves_in_rank_order(text, "flat", budget, flat, source, counter),
+        SHIPPED: leaves_in_rank_order(text, "hybrid", budget, hybrid, source, counter),
+        "leaf + parent group": fill_in_order(
+            text, "hybrid", budget, with_parents(bench, hybrid, hybrid_rows), source, counter
+        ),
+        "auto-merging": fill_in_order(
+            text, "hybrid", budget, auto_merged(bench, hybrid, hybrid_rows), source, counter
+        ),
+        "windows 256/64": fill_in_order(text, "windows", budget, window_pieces, source, counter),
+        "context pack (flat)": assemble_pack(text, "flat", budget, flat, source, counter, policy),
+        PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy),
+        "ceiling (perfect ranking)": assemble_pack(
+            text, "perfect", budget, perfect_hits(bench, query), source, counter, policy
+        ),
+    }
+
+
+def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dict[str, Any]:
+    """Per system and budget: the summary, and the per-query scores."""
+    per: dict[str, dict[int, list[dict[str, Any]]]] = {}
+    started = time.perf_counter()
+    for query, target in enumerate(bench.prepared.targets):
+        lines = set(range(target.start_line, target.end_line + 1))
+        for budget in budgets:
+            for name, pack in packs_for(bench, query, budget, params).items():
+                scores = score_pack(pack, target.path, lines, bench.gold[query])
+                per.setdefault(name, {}).setdefault(budget, []).append(scores)
+    seconds = time.perf_counter() - started
+    table = {
+        name: {str(b): summarise_packs(s) for b, s in by_budget.items()} for name, by_budget in per.items()
+    }
+    intervals = {
+        str(budget): {
+            metric: paired_interval(
+                [float(s[metric]) for s in per[PACK][budget]],
+                [float(s[metric]) for s in per[SHIPPED][budget]],
+            )
+            for metric in ("full", "hit")
+        }
+        for budget in budgets
+    }
+    return {"table": table, "intervals": intervals, "assembly_seconds": round(seconds, 1)}
+
+
+def sweep_policy(bench: Bench, budget: int, report: Report) -> list[dict[str, Any]]:
+    """The pack on the hybrid ranking at ``budget`` for every point of SWEEP."""
+    rows = []
+    counter = get_counter()
+    names = list(SWEEP)
+    for values in itertools.product(*(SWEEP[name] for name in names)):
+        knobs = dict(zip(names, values))
+        policy = policy_of(dataclasses.replace(Parameters(), **knobs))
+        scores = []
+        for query, target in enumerate(bench.prepared.targets):
+            pack = assemble_pack(
+                target.query, "hybrid", budget, bench.hits("hybrid", query), bench.source, counter, policy
+            )
+            lines = set(range(target.start_line, target.end_line + 1))
+            scores.append(score_pack(pack, target.path, lines, bench.gold[query]))
+        rows.append({**knobs, **summarise_packs(scores)})
+        report(f"sweep {knobs}: {rows[-1]}")
+    return rows
+
+
+def bench_context(
+    packages: tuple[str, ...] | None = None,
+    queries: int | None = None,
+    seed: int = 0,
+    out: Path = Path(".hsc/context"),
+    sweep: bool = False,
+    report: Report = print,
+    overrides: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    options = Options(
+        packages=packages or corpus_module.STDLIB_PACKAGES,
+        queries=queries,
+        seed=seed,
+        out=out,
+        sweep=False,
+        overrides=dict(overrides or {}),
+    )
+    bench = build_bench(options, report)
+    try:
+        params = bench.prepared.params
+        with_dependencies = sum(1 for gold in bench.gold if gold)
+        result: dict[str, Any] = {
+            "suite": "context",
+            "corpus": {**bench.prepared.corpus_info, "with_dependencies": with_dependencies},
+            "parameters": {k: v for k, v in dataclasses.asdict(params).items() if k.startswith("context_")},
+            **score_all(bench, params, BUDGETS),
+        }
+        if sweep:
+            result["sweep"] = sweep_policy(bench, 2048, report)
+    finally:
+        bench.prepared.corpus.store.close()
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "context-run.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def format_context(result: dict[str, Any]) -> str:
+    budgets = list(next(iter(result["table"].values())))
+    head = "| system | " + " | ".join(f"hit / deps / full / prec @{b}" for b in budgets) + " |"
+    lines = [head, "|---|" + "---|" * len(budgets)]
+    for name, by_budget in result["table"].items():
+        cells = [
+            f"{s['hit']:.3f} / {s['coverage']:.3f} / {s['full']:.3f} / {s['precision']:.3f}"
+            for s in by_budget.values()
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for budget, intervals in result["intervals"].items():
+        shown = ", ".join(
+            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
+            for metric, i in intervals.items()
+        )
+        lines.append(f"pack - shipped leaves @{budget}: {shown}")
+    corpus = result["corpus"]
+    lines.append(
+        f"{corpus['queries']} queries ({corpus['with_dependencies']} with dependencies), "
+        f"{corpus['leaves']} leaves"
+    )
+    return "\n".join(lines)
