@@ -248,12 +248,12 @@ class CodeSearch:
         path_prefix: str | None = None,
         language: str | None = None,
         repository: str | None = None,
-        mode: str | None = None,
     ) -> dict[str, Any]:
         """The context pack of one repository (:meth:`hsc.Index.context`) as its
         ``--json`` object, with the repository's folder added. A pack fills one
-        budget from one repository, so with several indexed, ``repository`` says which."""
-        self._check_query(query, mode)
+        budget from one repository, so with several indexed, ``repository`` says which.
+        The retrieval mode is the hierarchy's (``retrieval_mode``)."""
+        self._check_query(query, None)
         if not 1 <= budget_tokens <= MAX_BUDGET:
             raise ToolInputError(f"budget_tokens must be between 1 and {MAX_BUDGET}, not {budget_tokens}")
         with self._lock:
@@ -274,7 +274,6 @@ class CodeSearch:
             pack = self.index.context(
                 query,
                 budget_tokens,
-                mode,
                 repository_id=repository_id,
                 path_prefix=path_prefix or None,
                 language=language or None,
