@@ -1,4 +1,4 @@
-"""``python -m hsc``: index, build, query, stats, export, bench, watch, mcp.
+"""``python -m hsc``: index, build, query, context, stats, export, bench, watch, mcp.
 
 Progress goes to stderr; ``--json`` output goes to stdout, one object (or
 one object per line for ``--queries`` and ``export``).
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sqlite3
@@ -147,19 +148,7 @@ def command_query(args: argparse.Namespace) -> int:
             k: getattr(params, k) for k in ("mid_level_top_k", "leaf_level_top_k", "retrieval_mode")
         }
         query_params = Parameters(**{**stored, **query_values})
-        if args.queries:
-            if args.queries == "-":
-                lines = sys.stdin.read().splitlines()
-            else:
-                lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
-            texts = [line.strip() for line in lines if line.strip()]
-            if not texts:
-                raise ValueError(f"{args.queries}: no queries in it (one query a line)")
-        elif args.text is not None:
-            texts = [args.text]
-        else:
-            raise SystemExit("hsc: give a query text or --queries FILE")
-        for text in texts:
+        for text in _query_texts(args):
             response = index.query(
                 text,
                 hierarchy_id=hierarchy_id,
@@ -168,6 +157,56 @@ def command_query(args: argparse.Namespace) -> int:
                 compare=False,
             )
             _print_response(response, args.json)
+    return 0
+
+
+def _query_texts(args: argparse.Namespace) -> list[str]:
+    """The query text, or the lines of ``--queries FILE`` ('-': stdin)."""
+    if args.queries:
+        if args.queries == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            lines = Path(args.queries).read_text(encoding="utf-8").splitlines()
+        texts = [line.strip() for line in lines if line.strip()]
+        if not texts:
+            raise ValueError(f"{args.queries}: no queries in it (one query a line)")
+        return texts
+    if args.text is not None:
+        return [args.text]
+    raise SystemExit("hsc: give a query text or --queries FILE")
+
+
+def command_context(args: argparse.Namespace) -> int:
+    params, settings = _configure(args)
+    if args.budget < 1:
+        raise ValueError(f"--budget must be a whole number of tokens >= 1, got {args.budget}")
+    if args.text is not None and not args.queries:
+        check_query(args.text)
+    # The query-stage values --set or --config changed; the rest come from the hierarchy.
+    defaults = Parameters()
+    overrides = {
+        f.name: getattr(params, f.name)
+        for f in dataclasses.fields(params)
+        if f.metadata["stage"] == "query" and getattr(params, f.name) != getattr(defaults, f.name)
+    }
+    with _open(args, settings) as index:
+        repository_id = _repository_id(index, args)
+        hierarchy_id = _hierarchy_id(index, args)
+        for text in _query_texts(args):
+            pack = index.context(
+                text,
+                args.budget,
+                args.mode,
+                repository_id=repository_id,
+                hierarchy_id=hierarchy_id,
+                **overrides,
+            )
+            if args.json:
+                print(json.dumps(pack.to_json()), flush=True)
+            else:
+                used = f"{pack.tokens} of {pack.budget} tokens"
+                print(f"context: {used}, {len(pack.spans)} spans ({pack.mode})")
+                print(pack.text, flush=True)
     return 0
 
 
@@ -305,6 +344,21 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--json", action="store_true")
     query.set_defaults(run=command_query)
 
+    context = add("context", "at most --budget tokens of code for a query: hits and what they depend on")
+    context.add_argument("text", nargs="?")
+    context.add_argument("--budget", type=int, required=True, metavar="N", help="cl100k tokens at most")
+    context.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
+    context.add_argument(
+        "--mode",
+        choices=RETRIEVAL_MODES,
+        default=None,
+        help=f"how hits are ranked (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
+    )
+    context.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
+    context.add_argument("--repo", help="repository path, when the database holds several")
+    context.add_argument("--json", action="store_true", help="one JSON object: spans, tokens, text")
+    context.set_defaults(run=command_context)
+
     stats = add("stats", "what the index holds")
     stats.add_argument("--json", action="store_true")
     stats.set_defaults(run=command_stats)
@@ -360,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if args.command == "query" and args.queries:
+    if args.command in ("query", "context") and args.queries:
         args.json = True  # a batch always answers in JSON lines
     try:
         return int(args.run(args))

@@ -44,7 +44,7 @@ class SettingError(ValueError):
 
 # Choices that a stage and the parameters both name live here, below every stage that reads them.
 # Where stage 3 cuts (hsc.hierarchy.boundaries).
-BOUNDARY_RULES = ("valley", "threshold")
+BOUNDARY_RULES = ("valley", "threshold", "structure")
 # How stage 5 answers a query (hsc.search.two_stage).
 RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
 

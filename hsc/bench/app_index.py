@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from hsc.model import FileReport, Leaf
+from hsc.model import Definition, FileReport, ImportBinding, Leaf, LeafFacts
 from hsc.params import Parameters, Settings
 from hsc.search.lexical import leaf_term_text
 
@@ -31,6 +31,29 @@ def synthetic_leaf(path: str, scope: str, line: int, tokens: int, number: int) -
         text=text,
         token_count=tokens,
     )
+
+
+def synthetic_facts(
+    paths: list[str], number: int, leaves: list[Leaf], first_row: int
+) -> tuple[list[Definition], list[LeafFacts], list[ImportBinding]]:
+    """Facts for a synthetic file, so that context packs have uses to resolve: each leaf's function
+    uses the one before it, the first one the previous file's last, imported by name."""
+    from hsc.chunk.parse import module_name
+
+    module = module_name(paths[number])
+    definitions, facts = [], []
+    for offset, leaf in enumerate(leaves):
+        name = f"function_{first_row + offset}"
+        signature = f"def {name}(value_0)"
+        definitions.append(
+            Definition("function", name, f"{module}.{name}", signature, "", leaf.start_line, leaf.end_line)
+        )
+        facts.append(LeafFacts((), (name,), (f"function_{first_row + offset - 1}", "value_0")))
+    bindings = []
+    if number and first_row:
+        previous = f"function_{first_row - 1}"
+        bindings.append(ImportBinding(previous, module_name(paths[number - 1]), previous, 0, 1))
+    return definitions, facts, bindings
 
 
 def write_synthetic_index(
@@ -76,7 +99,18 @@ def write_synthetic_index(
         )
         size = sum(len(leaf.text) for leaf in file_leaves)
         report = FileReport(path, "python", "indexed", "", size, f"synthetic-{number}")
-        store.replace_file(repository_id, report, file_leaves, key, model, terms_of=leaf_term_text)
+        definitions, facts, bindings = synthetic_facts(paths, number, file_leaves, rows.start)
+        store.replace_file(
+            repository_id,
+            report,
+            file_leaves,
+            key,
+            model,
+            definitions,
+            facts,
+            terms_of=leaf_term_text,
+            bindings=bindings,
+        )
     store.update_repository(
         repository_id,
         embedding_model=model,

@@ -37,10 +37,11 @@ SHIPPED = "leaves (hybrid)"
 PACK = "context pack (hybrid)"
 # The policy grid `--sweep` tries at 2,048 tokens (README, Context at a budget).
 SWEEP = {
-    "context_dependency_hits": (1, 2, 3, 5),
-    "context_uses_share": (0.25, 0.4, 0.6),
-    "context_outline_tokens": (200, 400, 800),
+    "context_dependency_hits": (2, 3, 5),
+    "context_uses_share": (0.4, 0.6, 0.8),
+    "context_outline_tokens": (400, 800, 1600),
     "context_lead_hits": (1, 2),
+    "context_depth": (1, 2),
 }
 Report = Callable[[str], None]
 
@@ -68,6 +69,7 @@ class Bench:
                 int(units.end_lines[row]),
                 1.0 / rank,
                 rank,
+                int(table.token_counts[row]),
             )
             for rank, row in enumerate(self.rankings[ranking][query], start=1)
         ]

@@ -170,7 +170,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     with Index(Store(database)) as index:
         hierarchy_id = index.default_hierarchy()
         vectors = index.leaf_table().vectors
-        query_vectors = _query_vectors(np.asarray(vectors), 2 * queries + 1, seed=5)
+        query_vectors = _query_vectors(np.asarray(vectors), 4 * queries + 1, seed=5)  # queries and packs
         model = index.repositories()[0]["embedding_model"]
         index._load(hierarchy_id)
     del vectors
@@ -209,6 +209,8 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
                 )
                 samples.append(time.perf_counter() - started)
             later.append((name, _percentiles(samples)))
+        if side_file:
+            later += _context_timings(index, hierarchy_id, queries // 2)
         index.close()
         found["side_file" if side_file else "sqlite"] = {
             "open_seconds": round(opened, 3),
@@ -221,6 +223,34 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
         found["sqlite"]["open_seconds"] / max(found["side_file"]["open_seconds"], 1e-9), 1
     )
     return found
+
+
+def _context_timings(index: Any, hierarchy_id: int, count: int) -> list[tuple[str, dict[str, Any]]]:
+    """A context pack at 2,048 tokens against the query it starts with (the same mode and
+    candidates), alternated query by query: the pack's own cost is the difference."""
+    params = index.hierarchy_parameters(hierarchy_id)
+    ranked = index.hierarchy_parameters(hierarchy_id, leaf_level_top_k=params.context_candidates)
+    query_only, whole = [], []
+    for number in range(count):
+        text = f"compute_{53 * number + 7} value"
+        started = time.perf_counter()
+        index.query(
+            text, hierarchy_id=hierarchy_id, params=ranked, record=False, compare=False, mode="hybrid"
+        )
+        query_only.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        index.context(text, 2048, "hybrid", hierarchy_id=hierarchy_id)
+        whole.append(time.perf_counter() - started)
+    pack_ms = [1000 * (a - b) for a, b in zip(whole, query_only)]
+    cost = {
+        "p50_ms": round(float(np.percentile(pack_ms, 50)), 2),
+        "p95_ms": round(float(np.percentile(pack_ms, 95)), 2),
+    }
+    return [
+        ("context_query", _percentiles(query_only)),
+        ("context_2048", _percentiles(whole)),
+        ("context_pack_cost", cost),
+    ]
 
 
 def bench_scale_one(

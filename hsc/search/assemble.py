@@ -15,6 +15,7 @@ from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition
 from hsc.search.context import ContextPack, ContextSpan
 
+MEMO_SIZE = 100_000  # token counts a source keeps
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
 CLASS_KINDS = frozenset({"class", "struct", "interface", "trait", "enum", "record", "type", "impl"})
 
@@ -29,6 +30,7 @@ class Hit:
     end_line: int
     score: float
     rank: int
+    tokens_hint: int = 0  # the leaf's stored token count: a hit far above what is left is not counted
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,10 @@ class CodeSource(Protocol):
 
     def dependencies(self, path: str, start_line: int, end_line: int) -> list[Dependency]: ...
 
+    # (path, first line, last line) -> the tokens of those lines: counted once per source (the same
+    # hits come back query after query); the source empties it when it changes.
+    token_memo: dict[tuple[str, int, int], int]
+
 
 @dataclass(frozen=True)
 class PackPolicy:
@@ -62,6 +68,12 @@ class PackPolicy:
     uses_share: float = 0.5  # at most this share of the budget for uses and outlines
     outline_tokens: int = 400  # a dependency longer than this is given as its outline
     complete_tokens: int = 600  # a split hit's definition is completed when its rest is at most this
+
+
+def fits_roughly(hit: Hit, left: int) -> bool:
+    """Whether a hit may fit in ``left`` tokens, judged by its stored count before its lines are
+    counted exactly (a leaf's own count differs from its lines' by its indentation, a few tokens)."""
+    return hit.tokens_hint <= 1.25 * left + 16
 
 
 def definition_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
@@ -115,7 +127,13 @@ class _Filling:
         for start, end in runs:
             text = self.text_of(path, start, end)
             if text.strip():
-                out.append((start, end, text, self.counter.count(text)))
+                memo = self.source.token_memo
+                key = (path, start, end)
+                if key not in memo:
+                    if len(memo) >= MEMO_SIZE:
+                        memo.clear()
+                    memo[key] = self.counter.count(text)
+                out.append((start, end, text, memo[key]))
         return out
 
     def place(
@@ -129,7 +147,22 @@ class _Filling:
         limit: int | None = None,
     ) -> bool:
         """Add the free parts of ``runs`` whole, if they fit the budget (and ``limit`` more tokens)."""
-        pieces = [piece for start, end in runs for piece in self.cost(path, self.free_runs(path, start, end))]
+        return self.put(path, self.pieces(path, runs), role, reason, leaf_ids, score, limit)
+
+    def pieces(self, path: str, runs: Iterable[tuple[int, int]]) -> list[tuple[int, int, str, int]]:
+        """(start, end, text, tokens) of the parts of ``runs`` not placed yet."""
+        return [piece for start, end in runs for piece in self.cost(path, self.free_runs(path, start, end))]
+
+    def put(
+        self,
+        path: str,
+        pieces: list[tuple[int, int, str, int]],
+        role: str,
+        reason: str,
+        leaf_ids: tuple[str, ...] = (),
+        score: float | None = None,
+        limit: int | None = None,
+    ) -> bool:
         if not pieces:
             return False
         tokens = sum(piece[3] for piece in pieces)
@@ -197,10 +230,10 @@ def assemble_pack(
             return False
         before = filling.used
         definition = dependency.definition
-        whole = sum(piece[3] for run in dependency.runs for piece in filling.cost(dependency.path, [run]))
+        pieces = filling.pieces(dependency.path, dependency.runs)
         placed = False
-        if whole <= policy.outline_tokens:
-            placed = filling.place(dependency.path, dependency.runs, "uses", dependency.via, limit=room)
+        if sum(piece[3] for piece in pieces) <= policy.outline_tokens:
+            placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
         if not placed:
             placed = filling.place_outline(dependency.path, definition, dependency.via, room)
         filling.uses_used += filling.used - before
@@ -209,6 +242,8 @@ def assemble_pack(
     for hit in hits:
         if filling.used >= budget:
             break
+        if not fits_roughly(hit, budget - filling.used):
+            continue
         leaf_ids = (f"leaf:{hit.leaf_id}",)
         placed = filling.place(
             hit.path, [(hit.start_line, hit.end_line)], "hit", f"rank {hit.rank}", leaf_ids, hit.score

@@ -18,6 +18,9 @@ from hsc.search.resolve import FileFacts, FileIndex, Resolver
 from hsc.search.results import QueryResult, check_query
 from hsc.store import Store
 
+# Files whose lines (and, separately, whose facts) a code source keeps between packs.
+KEPT_FILES = 512
+
 
 def policy_of(params: Parameters) -> PackPolicy:
     return PackPolicy(
@@ -39,7 +42,8 @@ class StoreSource:
         self.repository_id = repository_id
         self.root = Path(root) if root else None
         self._lines: dict[str, list[str]] = {}
-        self.files = FileIndex(store.file_languages(repository_id), self._facts)
+        self.token_memo: dict[tuple[str, int, int], int] = {}
+        self.files = FileIndex(store.file_languages(repository_id), self._facts, kept=KEPT_FILES)
         self.resolver = Resolver(self.files)
 
     def _facts(self, path: str) -> FileFacts:
@@ -52,6 +56,8 @@ class StoreSource:
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
+            if len(self._lines) >= KEPT_FILES:
+                self._lines.pop(next(iter(self._lines)))  # the one read longest ago
             self._lines[path] = self._read(path)
         return self._lines[path]
 
@@ -87,11 +93,13 @@ class StoreSource:
         return self.resolver.dependencies(path, start_line, end_line, uses, references)
 
 
-def hits_of(results: list[QueryResult]) -> list[Hit]:
-    return [
-        Hit(int(r.leaf_id.split(":")[1]), r.path, r.start_line, r.end_line, float(r.score), r.rank)
-        for r in results
-    ]
+def hits_of(results: list[QueryResult], token_counts: dict[int, int]) -> list[Hit]:
+    hits = []
+    for r in results:
+        leaf_id = int(r.leaf_id.split(":")[1])
+        hint = token_counts.get(leaf_id, 0)
+        hits.append(Hit(leaf_id, r.path, r.start_line, r.end_line, float(r.score), r.rank, hint))
+    return hits
 
 
 class ContextQueries:
@@ -140,8 +148,24 @@ class ContextQueries:
         ][:wanted]
         for rank, result in enumerate(results, start=1):
             result.rank = rank
-        repository = int(hierarchy["repository_id"])
-        source = StoreSource(self.store, repository, (self.store.repository(repository) or {}).get("root"))
+        loaded = self._load(response.hierarchy_id or hierarchy_id)  # type: ignore[attr-defined]
+        counts = {}
+        for result in results:
+            leaf_id = int(result.leaf_id.split(":")[1])
+            row = loaded.row_of_leaf.get(leaf_id)
+            counts[leaf_id] = int(loaded.table.token_counts[row]) if row is not None else 0
+        source = self.code_source(int(hierarchy["repository_id"]))
         return assemble_pack(
-            query, mode, budget_tokens, hits_of(results), source, self.counter, policy_of(params)
+            query, mode, budget_tokens, hits_of(results, counts), source, self.counter, policy_of(params)
         )
+
+    def code_source(self, repository_id: int) -> StoreSource:
+        """The repository's code as packs read it, kept while its leaves stay as they are (what it
+        read of files and facts is reused by the next pack)."""
+        stamp = self.leaf_stamp(repository_id)  # type: ignore[attr-defined]
+        cached = getattr(self, "_code_sources", None)
+        if cached is None or cached[0] != stamp:
+            root = (self.store.repository(repository_id) or {}).get("root")
+            cached = (stamp, StoreSource(self.store, repository_id, root))
+            self._code_sources = cached
+        return cached[1]

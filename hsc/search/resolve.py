@@ -91,10 +91,13 @@ class FileIndex:
 
     languages: dict[str, str]  # path -> language
     load: Callable[[str], FileFacts]
+    kept: int = 512  # files whose facts are kept, the latest read
     _facts: dict[str, FileFacts] = field(default_factory=dict)
 
     def facts(self, path: str) -> FileFacts:
         if path not in self._facts:
+            if len(self._facts) >= self.kept:
+                self._facts.pop(next(iter(self._facts)))
             self._facts[path] = self.load(path)
         return self._facts[path]
 
