@@ -110,9 +110,7 @@ def show_pack(pack: ContextPack, key: str) -> None:
     )
     for column, (role, spans) in zip(numbers[1:], roles.items()):
         column.metric(
-            f"{role} spans",
-            len(spans),
-            help=f"{ROLE_MEANING.get(role, role)}: {sum(s.tokens for s in spans):,} tokens",
+            f"{role} spans · {sum(s.tokens for s in spans):,} tokens", len(spans), help=ROLE_MEANING.get(role)
         )
     for note in pack.notes:
         st.caption(md(note))
