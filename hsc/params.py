@@ -44,7 +44,7 @@ class SettingError(ValueError):
 
 # Choices that a stage and the parameters both name live here, below every stage that reads them.
 # Where stage 3 cuts (hsc.hierarchy.boundaries).
-BOUNDARY_RULES = ("valley", "threshold", "structure")
+BOUNDARY_RULES = ("valley", "threshold")
 # How stage 5 answers a query (hsc.search.two_stage).
 RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
 
@@ -217,7 +217,7 @@ class Parameters:
         maximum=100,
     )
     context_dependency_hits: int = _p(
-        3,
+        8,
         "Context pack: the best this many hits bring the rest of their definition and the definitions "
         "they use (0 = leaves in rank order only).",
         "query",
@@ -225,17 +225,17 @@ class Parameters:
         maximum=100,
     )
     context_depth: int = _p(
-        1, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
+        2, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
     )
     context_uses_share: float = _p(
-        0.5,
+        0.8,
         "Context pack: at most this share of the budget goes to dependencies and outlines.",
         "query",
         minimum=0.0,
         maximum=1.0,
     )
     context_outline_tokens: int = _p(
-        400,
+        1600,
         "Context pack: a dependency longer than this many tokens (or one that does not fit) is given "
         "as its outline: signature and first doc sentence.",
         "query",
@@ -367,7 +367,7 @@ class Settings:
         maximum=100,
     )
     context_dependency_hits: int = _p(
-        3,
+        8,
         "Context pack: the best this many hits bring the rest of their definition and the definitions "
         "they use (0 = leaves in rank order only).",
         "query",
@@ -375,17 +375,17 @@ class Settings:
         maximum=100,
     )
     context_depth: int = _p(
-        1, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
+        2, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
     )
     context_uses_share: float = _p(
-        0.5,
+        0.8,
         "Context pack: at most this share of the budget goes to dependencies and outlines.",
         "query",
         minimum=0.0,
         maximum=1.0,
     )
     context_outline_tokens: int = _p(
-        400,
+        1600,
         "Context pack: a dependency longer than this many tokens (or one that does not fit) is given "
         "as its outline: signature and first doc sentence.",
         "query",

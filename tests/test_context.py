@@ -427,3 +427,33 @@ def test_a_database_from_before_the_bindings_opens_and_is_read_again(tmp_path, e
         assert report.files_parsed == len(PYTHON_FILES)
         assert index.store.import_bindings(index.repository_id(root), "pkg/shapes.py")
         assert uses_of(index, root, "pkg/shapes.py", "def report")["pkg.base.Shape.describe"] == "pkg/base.py"
+
+
+def test_the_command_line_gives_the_same_spans_as_the_api(code_index, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    index, root = code_index
+    database = str(index.store.path)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+
+    def hsc(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "hsc", "context", *args, "--db", database]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+    done = hsc("square area and its report", "--budget", "700", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out == index.context("square area and its report", 700).to_json()
+    queries = tmp_path / "queries.txt"
+    queries.write_text("keep a value within bounds\n\ncheckout a cart\n")
+    done = hsc("--queries", str(queries), "--budget", "300", "--mode", "flat")
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["query"] for line in lines] == ["keep a value within bounds", "checkout a cart"]
+    assert all(line["mode"] == "flat" and line["tokens"] <= 300 for line in lines)
+    assert lines[1] == index.context("checkout a cart", 300, "flat").to_json()
+    refused = hsc("anything", "--budget", "0")
+    assert refused.returncode == 2 and "budget" in refused.stderr.strip().splitlines()[-1]

@@ -102,13 +102,14 @@ def valley_boundaries(
     return boundaries
 
 
+
+
 def segment(
     vectors: np.ndarray,
     file_index: np.ndarray,
     similarity_drop_threshold: float,
     smoothing_window_size: int,
     boundary_rule: str = "valley",
-    owners: list[str] | None = None,
 ) -> Segmentation:
     """Boundaries where the smoothed similarity falls below the threshold, and
     at every file edge.
@@ -121,11 +122,6 @@ def segment(
     smoothed = smooth(similarities, smoothing_window_size)
     if boundary_rule == "threshold":
         boundaries = np.isnan(smoothed) | (smoothed < similarity_drop_threshold)
-    elif boundary_rule == "structure":
-        if owners is None:
-            raise ValueError("boundary_rule 'structure' needs each leaf's owner (its top-level definition)")
-        different = np.array([a != b for a, b in zip(owners[:-1], owners[1:])], dtype=bool)
-        boundaries = np.isnan(similarities) | different
     elif boundary_rule == "valley":
         boundaries = valley_boundaries(
             similarities, smoothed, similarity_drop_threshold, smoothing_window_size

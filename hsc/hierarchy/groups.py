@@ -170,20 +170,6 @@ def mean_pool(vectors: np.ndarray, starts: np.ndarray) -> np.ndarray:
     return sums / np.maximum(norms, 1e-12)
 
 
-def structure_owners(table: LeafTable) -> list[str]:
-    """Each leaf's top-level definition (class or function) as its scope names it, "" at module
-    level: boundary_rule "structure" makes a group of each."""
-    from hsc.chunk.parse import module_name
-
-    modules = [module_name(path) for path in table.paths]
-    owners = []
-    for scope, file in zip(table.scopes, table.file_index.tolist()):
-        module = modules[file]
-        rest = scope[len(module) + 1 :] if scope.startswith(module + ".") else ""
-        owners.append(rest.split(".", 1)[0])
-    return owners
-
-
 def plan_hierarchy(table: LeafTable, parameters: Parameters) -> HierarchyPlan:
     """Group the leaves (the group and document vectors are pooled when first
     read). Every leaf lands in exactly one group; groups are contiguous and
@@ -194,7 +180,6 @@ def plan_hierarchy(table: LeafTable, parameters: Parameters) -> HierarchyPlan:
         parameters.similarity_drop_threshold,
         parameters.smoothing_window_size,
         parameters.boundary_rule,
-        structure_owners(table) if parameters.boundary_rule == "structure" else None,
     )
     n = len(table)
     if n == 0:

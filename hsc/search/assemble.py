@@ -60,14 +60,15 @@ class CodeSource(Protocol):
 
 @dataclass(frozen=True)
 class PackPolicy:
-    """How a budget is shared (the ``context_*`` parameters of :class:`hsc.params.Parameters`)."""
+    """How a budget is shared: the ``context_*`` parameters of :class:`hsc.params.Parameters`
+    (their help says what each does; hsc.search.contexts.policy_of makes one from them)."""
 
-    lead_hits: int = 1  # hits placed before any dependency
-    dependency_hits: int = 3  # the top hits whose dependencies are pulled in
-    depth: int = 1  # hops along uses (2: the dependencies' own dependencies too)
-    uses_share: float = 0.5  # at most this share of the budget for uses and outlines
-    outline_tokens: int = 400  # a dependency longer than this is given as its outline
-    complete_tokens: int = 600  # a split hit's definition is completed when its rest is at most this
+    lead_hits: int  # hits placed before any dependency
+    dependency_hits: int  # the top hits whose definitions are completed and dependencies pulled in
+    depth: int  # hops along uses
+    uses_share: float  # at most this share of the budget for uses and outlines
+    outline_tokens: int  # a dependency longer than this is given as its outline
+    complete_tokens: int  # a split hit's definition is completed when its rest is at most this
 
 
 def fits_roughly(hit: Hit, left: int) -> bool:
