@@ -26,7 +26,7 @@ ROLE_MEANING = {
     "hit": "code the query found (a retrieved leaf)",
     "definition": "the rest of a definition a hit is one piece of",
     "uses": "a definition a span uses (functions, class skeletons, methods), found through its imports",
-    "outline": "a signature and its doc, standing in for a definition too long to fit",
+    "outline": "a signature and its doc's first sentence, standing in for a definition too long to fit",
     "parent": "a hit's topic group",
 }
 

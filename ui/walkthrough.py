@@ -296,8 +296,8 @@ def stage_pack(data: WalkthroughData, walk: FileWalkthrough, text: str) -> None:
         "A model does not read a ranking: it reads at most so many tokens. The context pack fills that "
         "budget from the hits above: a hit that is one piece of a split definition brings the rest of it, "
         "each hit brings the definitions it uses (resolved through its imports, from the facts read off the "
-        "syntax tree in stage 1), and a definition too long to fit comes as its signature and doc (an "
-        "outline). No line is given twice, and the tokens are counted exactly."
+        "syntax tree in stage 1), and a definition too long to fit comes as its signature and first doc "
+        "sentence (an outline). No line is given twice, and the tokens are counted exactly."
     )
     if not text:
         st.caption("Run the query above to see the pack it gives.")

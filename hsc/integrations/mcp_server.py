@@ -155,8 +155,8 @@ def build_server(search: CodeSearch) -> MCPServer:
         within budget_tokens: the best-matching code (role 'hit'), the rest of a
         definition a hit is one piece of ('definition'), the functions, classes
         (header, fields, constructor) and methods a hit uses, resolved through its
-        imports ('uses'), and a signature with its docstring where the whole does not
-        fit ('outline'). Each span has its path, 1-based inclusive start_line and
+        imports ('uses'), and a signature with its doc's first sentence where the whole
+        does not fit ('outline'). Each span has its path, 1-based inclusive start_line and
         end_line, role, token count and the reason it is there (which span pulled it
         in, through which name); 'text' is the whole pack for a prompt, a header per
         file, line numbers, gaps marked. Prefer get_context when you will read or
