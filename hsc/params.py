@@ -209,7 +209,7 @@ class Parameters:
         40, "Context pack: the ranked leaves it draws its hits from.", "query", minimum=1, maximum=1000
     )
     context_lead_hits: int = _p(
-        1,
+        3,
         "Context pack: hits placed before any hit's dependencies (then each dependency-pulling hit's "
         "dependencies follow it).",
         "query",
@@ -217,7 +217,7 @@ class Parameters:
         maximum=100,
     )
     context_dependency_hits: int = _p(
-        8,
+        3,
         "Context pack: the best this many hits bring the rest of their definition and the definitions "
         "they use (0 = leaves in rank order only).",
         "query",
@@ -225,10 +225,10 @@ class Parameters:
         maximum=100,
     )
     context_depth: int = _p(
-        2, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
+        1, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
     )
     context_uses_share: float = _p(
-        0.8,
+        0.5,
         "Context pack: at most this share of the budget goes to dependencies and outlines.",
         "query",
         minimum=0.0,
@@ -359,7 +359,7 @@ class Settings:
         40, "Context pack: the ranked leaves it draws its hits from.", "query", minimum=1, maximum=1000
     )
     context_lead_hits: int = _p(
-        1,
+        3,
         "Context pack: hits placed before any hit's dependencies (then each dependency-pulling hit's "
         "dependencies follow it).",
         "query",
@@ -367,7 +367,7 @@ class Settings:
         maximum=100,
     )
     context_dependency_hits: int = _p(
-        8,
+        3,
         "Context pack: the best this many hits bring the rest of their definition and the definitions "
         "they use (0 = leaves in rank order only).",
         "query",
@@ -375,10 +375,10 @@ class Settings:
         maximum=100,
     )
     context_depth: int = _p(
-        2, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
+        1, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
     )
     context_uses_share: float = _p(
-        0.8,
+        0.5,
         "Context pack: at most this share of the budget goes to dependencies and outlines.",
         "query",
         minimum=0.0,

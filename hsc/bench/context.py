@@ -37,10 +37,10 @@ SHIPPED = "leaves (hybrid)"
 PACK = "context pack (hybrid)"
 # The policy grid `--sweep` tries at 2,048 tokens (README, Context at a budget).
 SWEEP = {
-    "context_dependency_hits": (3, 5, 8, 12),
-    "context_uses_share": (0.6, 0.8),
+    "context_lead_hits": (1, 3, 5, 8),
+    "context_dependency_hits": (3, 5, 8),
+    "context_uses_share": (0.5, 0.8),
     "context_depth": (1, 2),
-    "context_complete_tokens": (300, 600, 1200),
 }
 Report = Callable[[str], None]
 

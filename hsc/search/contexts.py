@@ -43,45 +43,45 @@ class StoreSource:
         self.root = Path(root) if root else None
         self._lines: dict[str, list[str]] = {}
         self.token_memo: dict[tuple[str, int, int], int] = {}
-        self.files = FileIndex(store.file_languages(repository_id), self._facts, kept=KEPT_FILES)
+        self.files = FileIndex(store.file_languages(repository_id), self._facts)
         self.resolver = Resolver(self.files)
 
     def _facts(self, path: str) -> FileFacts:
-        return FileFacts(
-            path,
-            self.files.languages.get(path, "text"),
-            self.store.definitions(self.repository_id, path).get(path, []),
-            self.store.import_bindings(self.repository_id, path),
-        )
+        self.prefetch([path])
+        return self.files.cache[path]
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
-            if len(self._lines) >= KEPT_FILES:
-                self._lines.pop(next(iter(self._lines)))  # the one read longest ago
-            self._lines[path] = self._read(path)
+            self.prefetch([path])
         return self._lines[path]
 
-    def _read(self, path: str) -> list[str]:
-        if self.root is not None:
-            try:
-                data = (self.root / path).read_bytes()
-            except OSError:
-                data = None
-            if data is not None and hashlib.sha1(data).hexdigest() == self.store.file_text_hash(
-                self.repository_id, path
-            ):
-                return data.decode("utf-8", "replace").splitlines()
-        # Changed or gone since it was indexed: the file as its stored leaves hold it.
-        lines: list[str] = []
-        for start_line, text in self.store.file_leaf_texts(self.repository_id, path):
-            while len(lines) < start_line - 1:
-                lines.append("")
-            pieces = text.split("\n")
-            if len(lines) >= start_line:  # a leaf starting on the line the previous one ended on
-                lines[start_line - 1] += pieces[0]
-                pieces = pieces[1:]
-            lines.extend(pieces)
-        return lines
+    def prefetch(self, paths: list[str]) -> None:
+        """Read the lines and facts of the files of ``paths`` not read yet, a few statements for all:
+        a pack's hits are in a dozen files or more."""
+        cache = self.files.cache
+        wanted = [path for path in dict.fromkeys(paths) if path not in self._lines or path not in cache]
+        if not wanted:
+            return
+        for kept in (self._lines, cache):
+            while len(kept) + len(wanted) > KEPT_FILES and kept:
+                kept.pop(next(iter(kept)))  # the one read longest ago
+        found = self.store.files_facts(self.repository_id, wanted)
+        from_leaves = []
+        for path in wanted:
+            digest, definitions, bindings = found.get(path, ("", [], []))
+            cache[path] = FileFacts(path, self.files.languages.get(path, "text"), definitions, bindings)
+            data = None
+            if self.root is not None:
+                try:
+                    data = (self.root / path).read_bytes()
+                except OSError:
+                    data = None
+            if data is not None and hashlib.sha1(data).hexdigest() == digest:
+                self._lines[path] = data.decode("utf-8", "replace").splitlines()
+            else:  # changed or gone since it was indexed: the file as its stored leaves hold it
+                from_leaves.append(path)
+        for path, leaves in self.store.files_leaf_texts(self.repository_id, from_leaves).items():
+            self._lines[path] = lines_of_leaves(leaves)
 
     def definitions(self, path: str) -> list[Definition]:
         return self.files.facts(path).definitions
@@ -91,6 +91,20 @@ class StoreSource:
         uses = {name for fact in facts for name in fact.uses}
         references = {reference for fact in facts for reference in fact.references}
         return self.resolver.dependencies(path, start_line, end_line, uses, references)
+
+
+def lines_of_leaves(leaves: list[tuple[int, str]]) -> list[str]:
+    """A file's lines rebuilt from its leaves' (start line, text), blank where no leaf is."""
+    lines: list[str] = []
+    for start_line, text in leaves:
+        while len(lines) < start_line - 1:
+            lines.append("")
+        pieces = text.split("\n")
+        if len(lines) >= start_line:  # a leaf starting on the line the previous one ended on
+            lines[start_line - 1] += pieces[0]
+            pieces = pieces[1:]
+        lines.extend(pieces)
+    return lines
 
 
 def hits_of(results: list[QueryResult], token_counts: dict[int, int]) -> list[Hit]:
@@ -155,6 +169,7 @@ class ContextQueries:
             row = loaded.row_of_leaf.get(leaf_id)
             counts[leaf_id] = int(loaded.table.token_counts[row]) if row is not None else 0
         source = self.code_source(int(hierarchy["repository_id"]))
+        source.prefetch([result.path for result in results])
         return assemble_pack(
             query, mode, budget_tokens, hits_of(results, counts), source, self.counter, policy_of(params)
         )

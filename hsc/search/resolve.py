@@ -90,16 +90,14 @@ class FileIndex:
     """The repository's files by path and by module name, and their facts read on demand."""
 
     languages: dict[str, str]  # path -> language
-    load: Callable[[str], FileFacts]
-    kept: int = 512  # files whose facts are kept, the latest read
-    _facts: dict[str, FileFacts] = field(default_factory=dict)
+    load: Callable[[str], FileFacts]  # reads a file's facts (and may put more into ``cache``)
+    cache: dict[str, FileFacts] = field(default_factory=dict)  # its owner bounds it
 
     def facts(self, path: str) -> FileFacts:
-        if path not in self._facts:
-            if len(self._facts) >= self.kept:
-                self._facts.pop(next(iter(self._facts)))
-            self._facts[path] = self.load(path)
-        return self._facts[path]
+        found = self.cache.get(path)
+        if found is None:
+            found = self.cache[path] = self.load(path)
+        return found
 
     @cached_property
     def by_suffix(self) -> dict[str, list[str]]:

@@ -4,10 +4,13 @@ leaves on given lines (hsc.search.contexts)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
-from hsc.model import ImportBinding, LeafFacts
+from hsc.model import Definition, ImportBinding, LeafFacts
 from hsc.store.database import Database
-from hsc.store.schema import BINDING_COLUMNS
+from hsc.store.schema import BINDING_COLUMNS, DEFINITION_COLUMNS
+
+CHUNK = 500  # paths per IN list
 
 
 class CodeFactTables(Database):
@@ -22,6 +25,56 @@ class CodeFactTables(Database):
                 (repository_id,),
             )
         }
+
+    def _by_path(self, select: str, repository_id: int, paths: list[str]) -> Iterator[tuple]:
+        """Rows of ``select`` (its first column the path; ``{marks}`` where the paths go), for
+        the files ``paths`` of the repository, a few hundred paths a statement."""
+        for start in range(0, len(paths), CHUNK):
+            chunk = paths[start : start + CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            yield from self.conn.execute(select.format(marks=marks), (repository_id, *chunk))
+
+    def files_facts(
+        self, repository_id: int, paths: list[str]
+    ) -> dict[str, tuple[str, list[Definition], list[ImportBinding]]]:
+        """path -> (content hash, definitions, import bindings) of each of ``paths`` indexed."""
+        out: dict[str, tuple[str, list[Definition], list[ImportBinding]]] = {}
+        for path, digest in self._by_path(
+            "SELECT path, content_hash FROM files WHERE repository_id = ? AND path IN ({marks})",
+            repository_id,
+            paths,
+        ):
+            out[path] = (digest, [], [])
+        for row in self._by_path(
+            f"""SELECT f.path, {", ".join("d." + c for c in DEFINITION_COLUMNS)} FROM definitions d
+                JOIN files f ON f.id = d.file_id WHERE f.repository_id = ? AND f.path IN ({{marks}})
+                ORDER BY f.path, d.ordinal""",
+            repository_id,
+            paths,
+        ):
+            out[row[0]][1].append(Definition(*row[1:]))
+        if self._has_table("import_bindings"):
+            for row in self._by_path(
+                f"""SELECT f.path, {", ".join("b." + c for c in BINDING_COLUMNS)} FROM import_bindings b
+                    JOIN files f ON f.id = b.file_id WHERE f.repository_id = ? AND f.path IN ({{marks}})
+                    ORDER BY f.path, b.ordinal""",
+                repository_id,
+                paths,
+            ):
+                out[row[0]][2].append(ImportBinding(*row[1:]))
+        return out
+
+    def files_leaf_texts(self, repository_id: int, paths: list[str]) -> dict[str, list[tuple[int, str]]]:
+        """path -> (start line, text) of its leaves in order: each file as far as its leaves hold it."""
+        out: dict[str, list[tuple[int, str]]] = {path: [] for path in paths}
+        for path, start_line, text in self._by_path(
+            """SELECT f.path, l.start_line, l.text FROM leaves l JOIN files f ON f.id = l.file_id
+               WHERE f.repository_id = ? AND f.path IN ({marks}) ORDER BY f.path, l.ordinal""",
+            repository_id,
+            paths,
+        ):
+            out[path].append((int(start_line), str(text)))
+        return out
 
     def import_bindings(self, repository_id: int, path: str) -> list[ImportBinding]:
         """The names a file's imports bind, in the order written (none for a file read by an older
@@ -48,22 +101,5 @@ class CodeFactTables(Database):
                     WHERE f.repository_id = ? AND f.path = ? AND l.end_line >= ? AND l.start_line <= ?
                     ORDER BY l.ordinal""",
                 (repository_id, path, start, end),
-            )
-        ]
-
-    def file_text_hash(self, repository_id: int, path: str) -> str:
-        row = self.conn.execute(
-            "SELECT content_hash FROM files WHERE repository_id = ? AND path = ?", (repository_id, path)
-        ).fetchone()
-        return str(row[0]) if row else ""
-
-    def file_leaf_texts(self, repository_id: int, path: str) -> list[tuple[int, str]]:
-        """(start line, text) of a file's leaves in order: the file as far as its leaves hold it."""
-        return [
-            (int(row[0]), str(row[1]))
-            for row in self.conn.execute(
-                """SELECT l.start_line, l.text FROM leaves l JOIN files f ON f.id = l.file_id
-                   WHERE f.repository_id = ? AND f.path = ? ORDER BY l.ordinal""",
-                (repository_id, path),
             )
         ]
