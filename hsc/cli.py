@@ -297,6 +297,15 @@ def command_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_mode(command: argparse.ArgumentParser, what: str) -> None:
+    command.add_argument(
+        "--mode",
+        choices=RETRIEVAL_MODES,
+        default=None,
+        help=f"{what} (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m hsc", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -330,12 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
     query = add("query", f"retrieval ({Parameters().retrieval_mode} unless --mode or --flat says otherwise)")
     query.add_argument("text", nargs="?")
     query.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
-    query.add_argument(
-        "--mode",
-        choices=RETRIEVAL_MODES,
-        default=None,
-        help=f"retrieval mode (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
-    )
+    _add_mode(query, "retrieval mode")
     query.add_argument(
         "--flat", action="store_true", help="exact search over all leaves (short for --mode flat)"
     )
@@ -348,12 +352,7 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("text", nargs="?")
     context.add_argument("--budget", type=int, required=True, metavar="N", help="cl100k tokens at most")
     context.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
-    context.add_argument(
-        "--mode",
-        choices=RETRIEVAL_MODES,
-        default=None,
-        help=f"how hits are ranked (default: the retrieval_mode parameter, {Parameters().retrieval_mode})",
-    )
+    _add_mode(context, "how hits are ranked")
     context.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     context.add_argument("--repo", help="repository path, when the database holds several")
     context.add_argument("--json", action="store_true", help="one JSON object: spans, tokens, text")

@@ -352,53 +352,6 @@ class Settings:
         choices=ENCODE_PROCESSES,
     )
 
-    # The context pack (hsc.search.assemble.PackPolicy; Index.context, `python -m hsc context`):
-    # how a token budget is shared between ranked leaves and what they depend on. Chosen with
-    # `bench context` (README, Context at a budget).
-    context_candidates: int = _p(
-        40, "Context pack: the ranked leaves it draws its hits from.", "query", minimum=1, maximum=1000
-    )
-    context_lead_hits: int = _p(
-        3,
-        "Context pack: hits placed before any hit's dependencies (then each dependency-pulling hit's "
-        "dependencies follow it).",
-        "query",
-        minimum=0,
-        maximum=100,
-    )
-    context_dependency_hits: int = _p(
-        3,
-        "Context pack: the best this many hits bring the rest of their definition and the definitions "
-        "they use (0 = leaves in rank order only).",
-        "query",
-        minimum=0,
-        maximum=100,
-    )
-    context_depth: int = _p(
-        1, "Context pack: hops along uses (2 = the dependencies' own too).", "query", minimum=1, maximum=3
-    )
-    context_uses_share: float = _p(
-        0.5,
-        "Context pack: at most this share of the budget goes to dependencies and outlines.",
-        "query",
-        minimum=0.0,
-        maximum=1.0,
-    )
-    context_outline_tokens: int = _p(
-        1600,
-        "Context pack: a dependency longer than this many tokens (or one that does not fit) is given "
-        "as its outline: signature and first doc sentence.",
-        "query",
-        minimum=0,
-    )
-    context_complete_tokens: int = _p(
-        600,
-        "Context pack: a hit that is one piece of a split function brings the rest of it when that "
-        "takes at most this many tokens, else the lines around the hit up to this many.",
-        "query",
-        minimum=0,
-    )
-
     def __post_init__(self) -> None:
         check_fields(self)
         for name in ("embedding_model", "tokenizer", "ollama_model"):

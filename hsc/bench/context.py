@@ -103,6 +103,31 @@ def build_bench(options: Options, report: Report) -> Bench:
     return Bench(prepared, source, rankings, units, gold, group_of_row, group_rows)
 
 
+def where_dependencies_lie(bench: Bench) -> dict[str, Any]:
+    """Where the gold dependency lines are: the share in the target's own group (the hierarchy at
+    the run's parameters) and in its file, and how many targets depend on another file."""
+    table, units = bench.prepared.corpus.table, bench.prepared.corpus.leaf_units
+    total = in_group = in_file = elsewhere = 0
+    for target, gold in zip(bench.prepared.targets, bench.gold):
+        rows = units.rows_of(target.path, target.start_line, target.end_line)
+        group_lines: set[int] = set()
+        for group in {int(bench.group_of_row[row]) for row in rows}:
+            first, end = bench.group_rows[group]
+            group_lines.update(range(int(table.start_lines[first]), int(table.end_lines[end - 1]) + 1))
+        for path, lines in gold.items():
+            total += len(lines)
+            if path == target.path:
+                in_file += len(lines)
+                in_group += len(lines & group_lines)
+        elsewhere += any(path != target.path for path in gold)
+    return {
+        "dependency_lines": total,
+        "share_in_own_group": round(in_group / total, 3) if total else 0.0,
+        "share_in_own_file": round(in_file / total, 3) if total else 0.0,
+        "targets_depending_on_another_file": elsewhere,
+    }
+
+
 def with_parents(bench: Bench, hits: list[Hit], rows: list[int]) -> list[Piece]:
     """Each leaf followed by its group."""
     pieces = []
@@ -255,6 +280,7 @@ def bench_context(
         result: dict[str, Any] = {
             "suite": "context",
             "corpus": {**bench.prepared.corpus_info, "with_dependencies": with_dependencies},
+            "dependencies": where_dependencies_lie(bench),
             "parameters": {k: v for k, v in dataclasses.asdict(params).items() if k.startswith("context_")},
             **score_all(bench, params, BUDGETS),
         }

@@ -170,7 +170,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     with Index(Store(database)) as index:
         hierarchy_id = index.default_hierarchy()
         vectors = index.leaf_table().vectors
-        query_vectors = _query_vectors(np.asarray(vectors), 4 * queries + 1, seed=5)  # queries and packs
+        query_vectors = _query_vectors(np.asarray(vectors), 2 * queries + 2 * max(queries, 40) + 1, seed=5)
         model = index.repositories()[0]["embedding_model"]
         index._load(hierarchy_id)
     del vectors
@@ -210,7 +210,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
                 samples.append(time.perf_counter() - started)
             later.append((name, _percentiles(samples)))
         if side_file:
-            later += _context_timings(index, hierarchy_id, queries // 2)
+            later += _context_timings(index, hierarchy_id, max(queries, 40))
         index.close()
         found["side_file" if side_file else "sqlite"] = {
             "open_seconds": round(opened, 3),
@@ -308,4 +308,11 @@ def format_scale(result: dict[str, Any]) -> str:
             f"{opened.get('sqlite', {}).get('open_seconds', '-')}/"
             f"{opened.get('side_file', {}).get('open_seconds', '-')}"
         )
+    for run in runs:
+        cost = run.get("store", {}).get("open", {}).get("side_file", {}).get("context_pack_cost_whole_query")
+        if cost:
+            lines.append(
+                f"{run['leaves']:>9,}  context pack at 2,048 tokens beyond its query: "
+                f"p50 {cost['p50_ms']} ms, p95 {cost['p95_ms']} ms"
+            )
     return "\n".join(lines)

@@ -86,7 +86,8 @@ def script_bindings(data: bytes, node: Any) -> list[ImportBinding]:
                     out += _specifiers(data, part, "import_specifier", module, line)
         elif clause.type == "export_clause":
             out += _specifiers(data, clause, "export_specifier", module, line)
-    if node.type == "export_statement" and not out and "*" in _text(data, node).split(source.type)[0]:
+    before_source = data[node.start_byte : source.start_byte]
+    if node.type == "export_statement" and not out and b"*" in before_source:
         out.append(ImportBinding("*", module, "*", 0, line))
     return out
 

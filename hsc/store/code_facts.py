@@ -34,6 +34,18 @@ class CodeFactTables(Database):
             marks = ", ".join("?" * len(chunk))
             yield from self.conn.execute(select.format(marks=marks), (repository_id, *chunk))
 
+    def _file_rows(
+        self, table: str, columns: list[str], repository_id: int, paths: list[str]
+    ) -> Iterator[tuple]:
+        """(path, *columns) of a per-file table's rows for ``paths``, by path and ordinal."""
+        return self._by_path(
+            f"""SELECT f.path, {", ".join("t." + c for c in columns)} FROM {table} t
+                JOIN files f ON f.id = t.file_id WHERE f.repository_id = ? AND f.path IN ({{marks}})
+                ORDER BY f.path, t.ordinal""",
+            repository_id,
+            paths,
+        )
+
     def files_facts(
         self, repository_id: int, paths: list[str]
     ) -> dict[str, tuple[str, list[Definition], list[ImportBinding]]]:
@@ -45,22 +57,10 @@ class CodeFactTables(Database):
             paths,
         ):
             out[path] = (digest, [], [])
-        for row in self._by_path(
-            f"""SELECT f.path, {", ".join("d." + c for c in DEFINITION_COLUMNS)} FROM definitions d
-                JOIN files f ON f.id = d.file_id WHERE f.repository_id = ? AND f.path IN ({{marks}})
-                ORDER BY f.path, d.ordinal""",
-            repository_id,
-            paths,
-        ):
+        for row in self._file_rows("definitions", DEFINITION_COLUMNS, repository_id, paths):
             out[row[0]][1].append(Definition(*row[1:]))
         if self._has_table("import_bindings"):
-            for row in self._by_path(
-                f"""SELECT f.path, {", ".join("b." + c for c in BINDING_COLUMNS)} FROM import_bindings b
-                    JOIN files f ON f.id = b.file_id WHERE f.repository_id = ? AND f.path IN ({{marks}})
-                    ORDER BY f.path, b.ordinal""",
-                repository_id,
-                paths,
-            ):
+            for row in self._file_rows("import_bindings", BINDING_COLUMNS, repository_id, paths):
                 out[row[0]][2].append(ImportBinding(*row[1:]))
         return out
 
@@ -79,17 +79,7 @@ class CodeFactTables(Database):
     def import_bindings(self, repository_id: int, path: str) -> list[ImportBinding]:
         """The names a file's imports bind, in the order written (none for a file read by an older
         hsc: it is read again by the next index run)."""
-        if not self._has_table("import_bindings"):
-            return []
-        return [
-            ImportBinding(*row)
-            for row in self.conn.execute(
-                f"""SELECT {", ".join("b." + c for c in BINDING_COLUMNS)} FROM import_bindings b
-                    JOIN files f ON f.id = b.file_id WHERE f.repository_id = ? AND f.path = ?
-                    ORDER BY b.ordinal""",
-                (repository_id, path),
-            )
-        ]
+        return self.files_facts(repository_id, [path]).get(path, ("", [], []))[2]
 
     def facts_on_lines(self, repository_id: int, path: str, start: int, end: int) -> list[LeafFacts]:
         """The facts of the file's leaves that overlap lines ``start..end``, in order."""
