@@ -8,7 +8,7 @@ for a prompt and as the ``--json`` contract. The spans are chosen by
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 # What a span is in the pack: a retrieved leaf; the rest of the definition a hit is one piece of;
@@ -62,7 +62,6 @@ class ContextPack:
     budget: int
     mode: str
     spans: tuple[ContextSpan, ...] = ()
-    notes: tuple[str, ...] = field(default=(), compare=False)  # e.g. a filter that left no hits
 
     @property
     def tokens(self) -> int:
