@@ -19,7 +19,7 @@ from hsc.explore.explain import hierarchy_stamp
 from hsc.integrations.tools import DEFAULT_BUDGET, MAX_BUDGET
 from hsc.search.context import SPAN_ROLES, ContextPack
 from ui.context import database_path, index_lock
-from ui.text import line_range, md
+from ui.text import line_range
 
 PACK_TITLE = "What a model would be given"
 ROLE_MEANING = {
@@ -112,8 +112,6 @@ def show_pack(pack: ContextPack, key: str) -> None:
         column.metric(
             f"{role} spans · {sum(s.tokens for s in spans):,} tokens", len(spans), help=ROLE_MEANING.get(role)
         )
-    for note in pack.notes:
-        st.caption(md(note))
     if not pack.spans:
         st.info("Nothing fits: no span of this query's context is within the budget, or nothing was found.")
         return
