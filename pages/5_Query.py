@@ -11,6 +11,7 @@ import ui
 from hsc import QueryResponse
 from hsc.api import check_query
 from ui import query_view
+from ui.pack import context_pack_section
 
 index = ui.page_setup("Query")
 st.title("Query")
@@ -96,6 +97,8 @@ if response is not None and response.query.strip():
             column_config=columns,
             height=min(38 + 35 * len(response.groups), 400),
         )
+
+    context_pack_section(index, response, params)
 
     st.subheader("Open a result")
     result = query_view.pick_result(response)

@@ -22,7 +22,8 @@ st.title("Walkthrough")
 st.caption(
     "**The whole method on one file.** Pick a file and follow it: cut into leaves along its syntax tree, "
     "embedded, split into topics where neighbouring leaves stop being alike, grouped and summarised, then "
-    "searched. Every number below is the index's own, for the parameter set chosen here."
+    "searched, and what was found packed for a model within a token budget. Every number below is the "
+    "index's own, for the parameter set chosen here."
 )
 
 repository = ui.require_repository(index)

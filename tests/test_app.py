@@ -16,6 +16,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import NumberInput
 
+from hsc import Index, Parameters
+from hsc.integrations.tools import DEFAULT_BUDGET
+from ui.text import line_range
+
 APP_DIR = Path(__file__).resolve().parent.parent
 APP = APP_DIR / "app.py"
 SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
@@ -370,3 +374,35 @@ def test_query_page_names_what_the_shipped_mode_did_and_why_each_leaf_is_there()
         assert response.mode == mode and f"This query, `{mode}`: " in texts(app) and said in texts(app)
         assert "BM25" not in app.dataframe[0].value.columns
         assert ("why" in app.dataframe[0].value.columns) == (mode == "two-stage")
+
+
+def test_query_page_shows_the_context_pack_at_its_budget(app_database: Path) -> None:
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    app.text_input(key="query:text").input("take a percentage off a price").run()
+    assert_clean(app)
+    assert "What a model would be given" in texts(app)
+
+    def shown_pack() -> tuple[int, list[tuple], str]:
+        used, budget = (int(n.replace(",", "")) for n in metric(app, "Budget used").split(" of "))
+        [spans] = [d.value for d in app.dataframe if "why it is here" in d.value.columns]
+        [prompt] = [c.value for c in app.code if c.value.startswith("### ")]
+        assert used == spans["tokens"].sum() <= budget
+        rows = spans[["role", "where", "tokens", "why it is here"]].itertuples(index=False)
+        return budget, list(rows), prompt
+
+    budget, spans, prompt = shown_pack()
+    assert budget == DEFAULT_BUDGET and spans[0][0] == "hit" and "def apply_discount" in prompt
+
+    # A smaller budget reruns only the pack, and shows what the library gives for it.
+    app.number_input(key="query:budget").set_value(300).run()
+    assert_clean(app)
+    budget, spans, prompt = shown_pack()
+    with Index.open(app_database) as index:
+        repository_id = index.repository_id(SAMPLE)
+        pack = index.context(
+            "take a percentage off a price", 300, Parameters().retrieval_mode, repository_id=repository_id
+        )
+    assert budget == 300 and prompt == pack.text
+    assert sorted(spans) == sorted(
+        (s.role, f"{s.path} {line_range(s.start_line, s.end_line)}", s.tokens, s.reason) for s in pack.spans
+    )

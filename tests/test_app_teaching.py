@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from hsc import Index, Parameters
+from hsc.integrations.tools import DEFAULT_BUDGET
 
 APP_DIR = Path(__file__).resolve().parent.parent
 APP = APP_DIR / "app.py"
@@ -63,7 +64,16 @@ def follow_query(app: AppTest, path: str, text: str) -> None:
 def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path) -> None:
     app = open_page("pages/7_Walkthrough.py")
     headings = [h.value for h in app.subheader]
-    for stage in ("1 ·", "2 ·", "3 ·", "4 ·", "5 ·", "Groups are neighbourhoods"):
+    stages = (
+        "1 ·",
+        "2 ·",
+        "3 ·",
+        "4 ·",
+        "5 ·",
+        "6 · What a model would be given",
+        "Groups are neighbourhoods",
+    )
+    for stage in stages:
         assert any(h.startswith(stage) for h in headings), headings
     # Syntax tree, sizes and curve are drawn at once; the query and the map wait until asked for.
     assert len(app.get("plotly_chart")) == 2
@@ -87,6 +97,11 @@ def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path
     opened = frame_with(app, "leaves")
     # At least mid_level_top_k groups, more while they hold under stage1_leaf_share of the leaves.
     assert len(opened) >= 5 and list(opened["rank"]) == list(range(1, len(opened) + 1))
+    # Step 6: the same query's context pack, within its budget, the winner's code in the prompt text.
+    spans = frame_with(app, "why it is here")
+    assert spans["role"].iloc[0] == "hit" and spans["tokens"].sum() <= DEFAULT_BUDGET
+    assert any(c.value.startswith("### ") and "def apply_discount" in c.value for c in app.code)
+    assert "of them from this file" in shown(app)
 
     # A set with a higher threshold cuts more: the curve and groups follow the set chosen.
     before = len(frame_with(app, "boundary after leaf"))

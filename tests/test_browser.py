@@ -209,6 +209,12 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
                     path,
                 )
             assert "add_tax" in shown
+            # Below the rankings, what a model would be given: the budget used and the prompt text.
+            page.get_by_role("heading", name="What a model would be given").wait_for(timeout=PAGE_MS)
+            _settle(page, PAGE_MS)
+            assert page.get_by_text("Budget used").count() == 1
+            prompt = page.locator('[data-testid="stCode"]').filter(has_text="### inventory/pricing.py")
+            assert prompt.count() == 1 and "def add_tax" in prompt.inner_text()
             shots.append(_check_and_shoot(page, "5-query", artifacts))
             # One query answered by the two saved sets side by side.
             both = page.get_by_role("textbox", name="Query for both sets")

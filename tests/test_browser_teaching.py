@@ -55,6 +55,11 @@ def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
             assert plots.count() == 2  # leaf sizes and the similarity curve; the rest when asked for
             page.get_by_role("button", name="Follow it through both stages").click()
             page.get_by_text("Stage 1 · the groups opened").wait_for(timeout=PAGE_MS)
+            # Step 6, for the same query: the pack's prompt text.
+            page.get_by_role("heading", name="6 · What a model would be given").wait_for(timeout=PAGE_MS)
+            page.locator('[data-testid="stCode"]').filter(has_text="### inventory/").first.wait_for(
+                timeout=PAGE_MS
+            )
             page.get_by_text("Draw the map of the leaf vectors").click()
             page.get_by_text("coloured by its group").wait_for(timeout=PAGE_MS)
             _settle(page, PAGE_MS)

@@ -55,7 +55,14 @@ async def _error(client: Client, tool: str, arguments: dict) -> str:
 async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None:
     async with Client(_stdio(database), read_timeout_seconds=TIMEOUT) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"index_repository", "search_code", "get_node", "index_status", "sync"}
+        assert set(tools) == {
+            "index_repository",
+            "search_code",
+            "get_context",
+            "get_node",
+            "index_status",
+            "sync",
+        }
         assert all(len(tool.description or "") > 80 for tool in tools.values())
         assert tuple(tools["search_code"].input_schema["properties"]["mode"]["enum"]) == RETRIEVAL_MODES
 
@@ -103,6 +110,14 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
         )
         assert filtered["results"] and all(r["path"] == "inventory/models.py" for r in filtered["results"])
         assert "two-stage" in await _error(client, "search_code", {"query": "x", "mode": "bogus"})
+
+        # The context at a budget: the hit and what it needs, never over the budget.
+        asked = {"query": "apply a percentage discount", "budget_tokens": 512}
+        pack = await _call(client, "get_context", asked)
+        assert pack["repository"] == str(repo.resolve()) and 0 < pack["tokens"] <= 512
+        assert any(s["role"] == "hit" and s["path"] == "inventory/pricing.py" for s in pack["spans"])
+        assert "### inventory/pricing.py" in pack["text"]
+        assert "budget_tokens" in await _error(client, "get_context", {"query": "x", "budget_tokens": 0})
 
         # Walk: leaf -> its group -> its file, and back down.
         leaf = await _call(client, "get_node", {"id": top["id"]})

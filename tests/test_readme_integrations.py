@@ -48,6 +48,7 @@ def test_python_snippets_run_as_written(checkout: Path, capsys: pytest.CaptureFi
     assert mcp_out.startswith("inventory/pricing.py ") and "apply_discount mid:" in mcp_out
     assert "inventory.pricing.apply_discount" in langchain_out.splitlines()[0]
     assert "inventory/pricing.py:" in langchain_out and "documents: files, groups and leaves" in langchain_out
+    assert any(line.startswith("hit inventory/pricing.py:") for line in langchain_out.splitlines())
     header, *hits = llamaindex_out.splitlines()
     assert all(f"'{level}'" in header for level in ("leaf", "mid", "top"))
     # The discount functions' group, and then their file, are merged in place of the leaves found.

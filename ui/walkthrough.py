@@ -1,4 +1,5 @@
-"""The Walkthrough page's sections: one file through the five stages.
+"""The Walkthrough page's sections: one file through the five stages, then
+what a model would be given for the query.
 
 Each function draws one stage from :mod:`hsc.explore.explain` data; the page only
 chooses the set, the file and the query. :class:`WalkthroughData` computes
@@ -29,7 +30,9 @@ from hsc.explore.explain import (
 from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
 from hsc.explore.report import build_report
 from hsc.hierarchy.groups import HierarchyPlan
+from hsc.search.context import ContextPack
 from ui.context import database_path, index_lock
+from ui.pack import PACK_TITLE, budget_input, context_pack, show_pack
 from ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
 
 MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
@@ -94,6 +97,10 @@ class WalkthroughData:
 
     def trace(self, text: str) -> QueryTrace:
         return _trace(self._index, *self._key, self.stamp, text)
+
+    def pack(self, text: str, budget: int) -> ContextPack:
+        """The context pack of ``text`` at ``budget`` tokens, in the hierarchy's own retrieval mode."""
+        return context_pack(self._index, self._key[1], text, None, budget, self.stamp)
 
     def leaf_map(self, path: str) -> tuple[LeafMap, go.Figure]:
         """The hierarchy's map with ``path``'s leaves on it, and its figure."""
@@ -298,6 +305,29 @@ def query_section(data: WalkthroughData, walk: FileWalkthrough) -> None:
         st.caption(
             "Run a query to follow it through stage 1 and stage 2, and compare it with the flat search."
         )
+    stage_pack(data, walk, st.session_state.get(asked) or "")
+
+
+def stage_pack(data: WalkthroughData, walk: FileWalkthrough, text: str) -> None:
+    """Step 6: the query's hits become what a model reads, within a budget."""
+    st.subheader(f"6 · {PACK_TITLE}")
+    st.caption(
+        "A model does not read a ranking: it reads at most so many tokens. The context pack fills that "
+        "budget from the hits above: a hit that is one piece of a split definition brings the rest of it, "
+        "each hit brings the definitions it uses (resolved through its imports, from the facts read off the "
+        "syntax tree in stage 1), and a definition too long to fit comes as its signature and first doc "
+        "sentence (an outline). No line is given twice, and the tokens are counted exactly."
+    )
+    if not text:
+        st.caption("Run the query above to see the pack it gives.")
+        return
+    pack = data.pack(text, budget_input(f"walk:budget:{walk.path}"))
+    here = [span for span in pack.spans if span.path == walk.path]
+    st.caption(
+        f"{len(pack.spans)} spans from {len({span.path for span in pack.spans})} files; "
+        f"{len(here)} of them from this file."
+    )
+    show_pack(pack, "walk:pack")
 
 
 def stage_query(trace: QueryTrace) -> None:

@@ -2,7 +2,9 @@
 
 - :class:`HscRetriever`: a ``BaseRetriever`` over an :class:`hsc.Index`, in any
   retrieval mode; each ``Document`` is one leaf (its code), with its lines,
-  scope, score and parent group (id, score, summary) in the metadata.
+  scope, score and parent group (id, score, summary) in the metadata. With
+  ``budget_tokens`` set, it returns the query's context pack instead: one
+  ``Document`` per span, with its role and the reason it is there.
 - :class:`HscLoader`: every top, mid and leaf node of a hierarchy as a
   ``Document`` with its parent and child ids, for a vector store of your own.
 """
@@ -16,10 +18,12 @@ from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.document_loaders import BaseLoader
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from hsc.api import Index, QueryResult
+from hsc.integrations.packs import span_id, span_metadata
 from hsc.params import RETRIEVAL_MODES
+from hsc.search.context import ContextPack
 
 
 def result_document(result: QueryResult, mode: str) -> Document:
@@ -45,12 +49,26 @@ def result_document(result: QueryResult, mode: str) -> Document:
     )
 
 
+def pack_documents(pack: ContextPack) -> list[Document]:
+    """A context pack's spans in its order (reading order per file), each a
+    Document whose ``page_content`` is the span's lines."""
+    return [
+        Document(id=span_id(span), page_content=span.text, metadata=span_metadata(span, pack))
+        for span in pack.spans
+    ]
+
+
 class HscRetriever(BaseRetriever):
     """Retrieve code leaves from an hsc index.
 
     ``k`` overrides the hierarchy's ``leaf_level_top_k``; ``mode`` is one of
     :data:`hsc.search.two_stage.RETRIEVAL_MODES`. With several repositories in the
     database, say which with ``repository_id`` (or a ``hierarchy_id``).
+
+    Context mode: with ``budget_tokens`` set, the Documents are the spans of
+    :meth:`hsc.Index.context` at that budget (``k`` does not apply): the hits,
+    the rest of their definitions and the definitions they use, ``role`` and
+    ``reason`` in each one's metadata.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -60,6 +78,7 @@ class HscRetriever(BaseRetriever):
     k: int | None = None
     repository_id: int | None = None
     hierarchy_id: int | None = None
+    budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
 
     @field_validator("mode")
     @classmethod
@@ -71,6 +90,16 @@ class HscRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        if self.budget_tokens is not None:
+            return pack_documents(
+                self.index.context(
+                    query,
+                    self.budget_tokens,
+                    self.mode,
+                    repository_id=self.repository_id,
+                    hierarchy_id=self.hierarchy_id,
+                )
+            )
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
         response = self.index.query(

@@ -9,7 +9,9 @@
   same kind of nodes, with hsc's ids (``leaf:N``, ``mid:N``, ``top:N``).
 - :class:`HscRetriever`: a ``BaseRetriever`` over an ``Index`` (any retrieval
   mode) whose nodes carry those ids, so it can be the base retriever of an
-  ``AutoMergingRetriever`` over :func:`hierarchy_nodes` in a docstore.
+  ``AutoMergingRetriever`` over :func:`hierarchy_nodes` in a docstore. With
+  ``budget_tokens`` set, it returns the query's context pack instead: one node
+  per span, with its role and the reason it is there.
 - :class:`HscEmbedding`: hsc's embedding model as a LlamaIndex embedding.
 """
 
@@ -41,11 +43,15 @@ from hsc.chunk.parse import module_name, parse_source
 from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy.groups import LeafTable, plan_hierarchy
+from hsc.integrations.packs import span_id, span_metadata
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
+from hsc.search.context import ContextPack
 
 # Shown to neither the embedding model nor the LLM: ids and long summaries.
 _HIDDEN_KEYS = ["level", "node_type", "summary", "language"]
+# A context span shows the LLM where it is from, its role and why it is there; not the bookkeeping.
+_HIDDEN_SPAN_KEYS = ["tokens", "leaf_ids", "score", "mode", "budget"]
 
 
 def _node(node_id: str, text: str, metadata: dict[str, Any], **fields: Any) -> TextNode:
@@ -227,11 +233,33 @@ def hierarchy_nodes(index: Index, hierarchy_id: int | None = None, repository_id
     return nodes
 
 
+def pack_nodes(pack: ContextPack) -> list[NodeWithScore]:
+    """A context pack's spans in its order (reading order per file), each a
+    ``TextNode`` of the span's lines; the score is a hit's, None for the rest."""
+    return [
+        NodeWithScore(
+            node=TextNode(
+                id_=span_id(span),
+                text=span.text,
+                metadata=span_metadata(span, pack),
+                excluded_embed_metadata_keys=_HIDDEN_SPAN_KEYS,
+                excluded_llm_metadata_keys=_HIDDEN_SPAN_KEYS,
+            ),
+            score=span.score,
+        )
+        for span in pack.spans
+    ]
+
+
 class HscRetriever(BaseRetriever):
     """hsc's retrieval as a LlamaIndex retriever: ``NodeWithScore`` per leaf,
     whose node has hsc's id and its parent group as PARENT. ``mode`` is one of
     :data:`hsc.search.two_stage.RETRIEVAL_MODES` (default: the hierarchy's
-    ``retrieval_mode`` parameter)."""
+    ``retrieval_mode`` parameter).
+
+    Context mode: with ``budget_tokens`` set, the nodes are the spans of
+    :meth:`hsc.Index.context` at that budget (``k`` does not apply), ids
+    ``path:start-end``, ``role`` and ``reason`` in each one's metadata."""
 
     def __init__(
         self,
@@ -240,15 +268,29 @@ class HscRetriever(BaseRetriever):
         k: int | None = None,
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
+        budget_tokens: int | None = None,
         **kwargs: Any,
     ) -> None:
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        if budget_tokens is not None and budget_tokens < 1:
+            raise ValueError(f"budget_tokens must be at least 1, not {budget_tokens}")
         super().__init__(**kwargs)
         self.index, self.mode, self.k = index, mode, k
         self.repository_id, self.hierarchy_id = repository_id, hierarchy_id
+        self.budget_tokens = budget_tokens
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        if self.budget_tokens is not None:
+            return pack_nodes(
+                self.index.context(
+                    query_bundle.query_str,
+                    self.budget_tokens,
+                    self.mode,
+                    repository_id=self.repository_id,
+                    hierarchy_id=self.hierarchy_id,
+                )
+            )
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides = {} if self.k is None else {"leaf_level_top_k": self.k}
         response = self.index.query(

@@ -26,17 +26,19 @@ from pydantic import Field
 
 from hsc.api import Index
 from hsc.index.pipeline import Progress
-from hsc.integrations.tools import MAX_LIMIT, CodeSearch, ToolInputError
+from hsc.integrations.tools import DEFAULT_BUDGET, MAX_BUDGET, MAX_LIMIT, CodeSearch, ToolInputError
 from hsc.params import RETRIEVAL_MODES, Parameters
 
 INSTRUCTIONS = """\
 hsc searches code by meaning. It cuts each file into leaves (functions, methods,
 classes, blocks) along its syntax tree, groups neighbouring leaves by topic, and
 keeps one node per file. Call index_repository once per repository (later calls
-and sync only re-read changed files), then search_code with a description of the
-code you need; each hit carries its enclosing group's summary. get_node walks up
-(parent) and down (children) from any id. index_status tells what is indexed and
-what has changed on disk since."""
+and sync only re-read changed files). To read or change code, call get_context:
+the code that answers the query plus the definitions it uses, within a token
+budget, ready for a prompt. To survey candidates, call search_code with a
+description of the code you need; each hit carries its enclosing group's summary.
+get_node walks up (parent) and down (children) from any id. index_status tells
+what is indexed and what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.search.two_stage, not listed here
 DEFAULT_MODE = Parameters().retrieval_mode
@@ -125,6 +127,42 @@ def build_server(search: CodeSearch) -> MCPServer:
         summary, so the surrounding context comes without a second call. Pass a
         result's id or its parent's id to get_node to walk the hierarchy."""
         return _run(lambda: search.search(query, limit, mode, path_prefix, language, repository))
+
+    @server.tool()
+    def get_context(
+        query: Annotated[
+            str,
+            Field(description="The code you need to understand or change, in words or code"),
+        ],
+        budget_tokens: Annotated[
+            int,
+            Field(ge=1, le=MAX_BUDGET, description="At most this many tokens of code (cl100k) in the answer"),
+        ] = DEFAULT_BUDGET,
+        path_prefix: Annotated[
+            str | None,
+            Field(description="Only hits under this path, relative to the repository, e.g. 'src/api/'"),
+        ] = None,
+        language: Annotated[
+            str | None,
+            Field(description="Only hits in this language, e.g. 'python', 'go' (see index_status)"),
+        ] = None,
+        repository: Annotated[
+            str | None,
+            Field(description="The indexed repository (its folder); needed only when several are indexed"),
+        ] = None,
+    ) -> dict[str, Any]:
+        """The code a model needs to understand or change what the query describes,
+        within budget_tokens: the best-matching code (role 'hit'), the rest of a
+        definition a hit is one piece of ('definition'), the functions, classes
+        (header, fields, constructor) and methods a hit uses, resolved through its
+        imports ('uses'), and a signature with its doc's first sentence where the whole
+        does not fit ('outline'). Each span has its path, 1-based inclusive start_line and
+        end_line, role, token count and the reason it is there (which span pulled it
+        in, through which name); 'text' is the whole pack for a prompt, a header per
+        file, line numbers, gaps marked. Prefer get_context when you will read or
+        edit the code: one call, the dependencies included, a known size. Prefer
+        search_code to survey candidates with their scores or to walk the hierarchy."""
+        return _run(lambda: search.context(query, budget_tokens, path_prefix, language, repository))
 
     @server.tool()
     def get_node(

@@ -1,5 +1,6 @@
 """What a coding agent can do with an index, as plain functions that return
-JSON-ready dicts: index, sync, search, walk the hierarchy, report status.
+JSON-ready dicts: index, sync, search, give the context for a query at a token
+budget, walk the hierarchy, report status.
 
 No protocol here: the MCP server (``hsc.integrations.mcp_server``) only wraps
 these. Bad input raises :class:`ToolInputError` with a message an agent can act
@@ -20,6 +21,8 @@ from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 
 SHOWN_PATHS = 20  # paths listed per kind of change; the counts are always complete
 MAX_LIMIT = 100
+DEFAULT_BUDGET = 2048  # cl100k tokens: the budget hsc's context policy was chosen at
+MAX_BUDGET = 100_000
 
 
 class ToolInputError(ValueError):
@@ -126,6 +129,13 @@ class CodeSearch:
 
     # -- search --------------------------------------------------------------------------
 
+    @staticmethod
+    def _check_query(query: str, mode: str | None) -> None:
+        if not query.strip():
+            raise ToolInputError("the query is empty; describe the code you are looking for")
+        if mode is not None and mode not in RETRIEVAL_MODES:
+            raise ToolInputError(f"unknown mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+
     def search(
         self,
         query: str,
@@ -135,10 +145,7 @@ class CodeSearch:
         language: str | None = None,
         repository: str | None = None,
     ) -> dict[str, Any]:
-        if not query.strip():
-            raise ToolInputError("the query is empty; describe the code you are looking for")
-        if mode is not None and mode not in RETRIEVAL_MODES:
-            raise ToolInputError(f"unknown mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
+        self._check_query(query, mode)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         with self._lock:
@@ -231,6 +238,47 @@ class CodeSearch:
                 "leaf_count": len(parent.children),
             },
         }
+
+    # -- context -------------------------------------------------------------------------
+
+    def context(
+        self,
+        query: str,
+        budget_tokens: int = DEFAULT_BUDGET,
+        path_prefix: str | None = None,
+        language: str | None = None,
+        repository: str | None = None,
+    ) -> dict[str, Any]:
+        """The context pack of one repository (:meth:`hsc.Index.context`) as its
+        ``--json`` object, with the repository's folder added. A pack fills one
+        budget from one repository, so with several indexed, ``repository`` says which.
+        The retrieval mode is the hierarchy's (``retrieval_mode``)."""
+        self._check_query(query, None)
+        if not 1 <= budget_tokens <= MAX_BUDGET:
+            raise ToolInputError(f"budget_tokens must be between 1 and {MAX_BUDGET}, not {budget_tokens}")
+        with self._lock:
+            repositories = self.index.repositories()
+            if repository is not None:
+                repository_id = self._indexed_id(repository)
+            elif len(repositories) == 1:
+                repository_id = int(repositories[0]["id"])
+            elif not repositories:
+                raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
+            else:
+                roots = ", ".join(r["root"] for r in repositories)
+                raise ToolInputError(
+                    f"{len(repositories)} repositories are indexed; say which with repository "
+                    f"(one of: {roots})"
+                )
+            root = next(r["root"] for r in repositories if int(r["id"]) == repository_id)
+            pack = self.index.context(
+                query,
+                budget_tokens,
+                repository_id=repository_id,
+                path_prefix=path_prefix or None,
+                language=language or None,
+            )
+        return {"repository": root, **pack.to_json()}
 
     # -- nodes ---------------------------------------------------------------------------
 
