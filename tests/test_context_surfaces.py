@@ -31,7 +31,7 @@ from hsc.integrations import langchain, llamaindex  # noqa: E402
 from hsc.integrations.tools import CodeSearch, ToolInputError  # noqa: E402
 from hsc.search.context import ContextPack, ContextSpan  # noqa: E402
 
-QUERY = "total value of the stock in a warehouse report"
+QUERY = "render the stock report as a table"
 BUDGET = 1000  # room for hits and what they need, too little for everything: the budget binds
 TIMEOUT = 300.0
 
@@ -65,6 +65,13 @@ def test_the_library_pack_is_a_real_one(packed) -> None:
     roles = {span.role for span in pack.spans}
     assert "hit" in roles and len(roles) >= 2
     assert any(s.path == "inventory/reporting.py" and "def render_stock_report" in s.text for s in pack.spans)
+    # The best hit is one piece of a split function: the pack holds that piece and the rest of the
+    # function as one span, never a row of touching fragments.
+    spans = list(pack.spans)
+    for before, after in zip(spans, spans[1:]):
+        touching = before.path == after.path and before.end_line + 1 == after.start_line
+        assert not (touching and (before.role, before.reason) == (after.role, after.reason)), (before, after)
+    assert any(s.role == "definition" and "render_stock_report" in s.reason for s in spans)
 
 
 def test_the_cli_gives_the_same_pack(packed) -> None:

@@ -8,7 +8,7 @@ Index supplies one over its database, the benchmark the same one over its corpus
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from hsc.chunk.tokens import TokenCounter
@@ -263,7 +263,8 @@ def assemble_pack(
             pending = []
     for waiting in pending:
         dependencies_of(waiting)
-    return ContextPack(query, budget, mode, tuple(reading_order(filling.spans)))
+    spans = join_adjacent(reading_order(filling.spans), counter)
+    return ContextPack(query, budget, mode, tuple(spans))
 
 
 def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
@@ -305,6 +306,28 @@ def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:
     for position, span in enumerate(spans):
         first.setdefault(span.path, position)
     return sorted(spans, key=lambda span: (first[span.path], span.start_line))
+
+
+def join_adjacent(spans: list[ContextSpan], counter: TokenCounter) -> list[ContextSpan]:
+    """Spans in reading order with each run of touching spans of one file, role and reason made one
+    (a split definition completed in steps reads as one span), where the joined lines count no more
+    tokens than the parts did, so the pack stays within its budget and each count stays exact."""
+    out: list[ContextSpan] = []
+    for span in spans:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and (last.path, last.role, last.reason) == (span.path, span.role, span.reason)
+            and last.end_line + 1 == span.start_line
+        ):
+            text = last.text + "\n" + span.text
+            tokens = counter.count(text)
+            if tokens <= last.tokens + span.tokens:
+                leaf_ids = last.leaf_ids + tuple(i for i in span.leaf_ids if i not in last.leaf_ids)
+                out[-1] = replace(last, end_line=span.end_line, tokens=tokens, text=text, leaf_ids=leaf_ids)
+                continue
+        out.append(span)
+    return out
 
 
 @dataclass(frozen=True)

@@ -169,7 +169,15 @@ class ContextQueries:
         filtered = bool(path_prefix or language)
         ranked = with_values(params, {"leaf_level_top_k": wanted * (4 if filtered else 1)})
         response = self.query(  # type: ignore[attr-defined]
-            query, hierarchy_id=hierarchy_id, params=ranked, record=False, compare=False, mode=mode
+            query,
+            hierarchy_id=hierarchy_id,
+            params=ranked,
+            record=False,
+            compare=False,
+            mode=mode,
+            # The pack completes a split definition itself (context_complete_tokens): it needs the leaf
+            # that matched, not the whole definition, which may not fit where the piece does.
+            join_pieces=False,
         )
         results = [
             r
