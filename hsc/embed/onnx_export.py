@@ -234,10 +234,16 @@ def _keep(
     return model_file, meta_file
 
 
+def own_int8_folder(spec: EncoderSpec) -> Path | None:
+    """The tuned encoder's folder when ``spec`` runs the int8 file kept there: nothing to export."""
+    folder = tuned_folder(spec.model)
+    return folder if folder is not None and spec.backend == "onnx-int8" else None
+
+
 def needs_export(spec: EncoderSpec, cache_dir: Path) -> bool:
     """Whether loading ``spec`` from ``cache_dir`` exports the model first (20-30 s, once);
     never for torch, nor for a tuned encoder's own int8 file."""
-    if not spec.backend.startswith("onnx") or (spec.backend == "onnx-int8" and tuned_folder(spec.model)):
+    if not spec.backend.startswith("onnx") or own_int8_folder(spec) is not None:
         return False
     model_file, meta_file = export_files(spec, cache_dir)
     return not (meta_file.exists() and model_file.exists())
@@ -248,8 +254,8 @@ def load_exported(
 ) -> OnnxEmbedder:
     """Load ``spec``'s export from ``cache_dir``, exporting it first if it is not there;
     a tuned encoder's own int8 file from its folder."""
-    folder = tuned_folder(spec.model)
-    if folder is not None and spec.backend == "onnx-int8":
+    folder = own_int8_folder(spec)
+    if folder is not None:
         meta = tuned_meta(folder)
         return OnnxEmbedder(spec, folder / ENCODER_FILE, folder / meta["tokenizer"], meta, device, threads)
     model_file, meta_file = export_files(spec, cache_dir)
