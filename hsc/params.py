@@ -301,7 +301,7 @@ CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length", "fra
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The default encoder: DEFAULT_MODEL tuned on docstring → code pairs, int8, inside the package
 # (hsc/embed/encoders/; README, Encoders). The torch and onnx backends run DEFAULT_MODEL for it.
-DEFAULT_ENCODER = "hsc-code-minilm"
+DEFAULT_ENCODER = "hsc-code-minilm-2"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 # What an ONNX encoder does with a leaf longer than its window (README, Encoders).

@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 from hsc.bench.encoder_quality import held_out_files
+from hsc.chunk.parse import cut_file
+from hsc.chunk.tokens import get_counter
 from hsc.cli import main
 from hsc.embed import EncoderSpec, make_embedder
+from hsc.embed.base import encoder_cache_dir
 from hsc.embed.tuned import ENCODER_FILE, META_FILE
-from hsc.encoder.pairs import STDLIB_SKIPPED, mine_pairs, split_by_file, stdlib_training_sources
+from hsc.encoder.negatives import hardest_negatives
+from hsc.encoder.pairs import STDLIB_SKIPPED, Pair, mine_pairs, split_by_file, stdlib_training_sources
+from hsc.params import Parameters
 from hsc.quality.corpus import STDLIB_PACKAGES
 
 PYTHON = '''"""Module docstring that must go."""
@@ -87,6 +92,67 @@ def test_pairs_follow_the_corpus_rules_with_docs_blanked_and_scope_first(tmp_pat
     assert go.code.startswith("shop.sums.Largest\nfunc Largest(") and "greatest" not in go.code
 
 
+NESTED = '''import functools
+
+
+class Catalogue:
+    class Entry:
+        def label(self):
+            """Spell out the entry as a catalogue card would."""
+            words = [self.title, self.author]
+            words.append(self.year)
+            return " / ".join(words)
+
+    @functools.lru_cache
+    def lookup(self, key):
+        """Look up one entry by its shelf mark in the catalogue."""
+        found = self.entries.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+'''
+
+
+def test_pair_scopes_are_the_scopes_of_hscs_own_leaves(tmp_path):
+    (tmp_path / "library").mkdir()
+    (tmp_path / "library" / "cards.py").write_text(NESTED)
+    pairs = mine_pairs([(tmp_path / "library", "lib")])
+    scopes = {p.code.split("\n", 1)[0] for p in pairs}
+    assert scopes == {"lib.cards.Catalogue.Entry.label", "lib.cards.Catalogue.lookup"}
+    # The chunker gives the leaves holding them the same scopes: one reading of the tree.
+    leaves = cut_file(
+        NESTED, "lib/cards.py", "python", Parameters(maximum_chunk_token_length=40), get_counter()
+    )
+    assert scopes <= {leaf.scope for leaf in leaves.leaves}
+
+
+def test_hard_negatives_are_other_pairs_near_misses_never_a_copy(tmp_path):
+    pairs = mine_pairs([(_write(tmp_path / "jobs.py", _functions(20)), "")])
+    twin = pairs[0]
+    # The same code under another name is a right answer, not a negative.
+    copy = Pair(
+        "Check an invoice before the stored copy is kept.", twin.code.replace("_0(", "_copy("), "twin.py"
+    )
+    pairs.append(copy)
+    spec = EncoderSpec("all-MiniLM-L6-v2", "onnx-int8", 128)
+    embedder = make_embedder(spec, encoder_cache_dir(tmp_path), "cpu")
+    mined = hardest_negatives(pairs, lambda texts: embedder.embed(texts))
+    codes = {p.code for p in pairs}
+    assert [p.code for p in mined] == [p.code for p in pairs]
+    for pair in mined:
+        assert pair.negative in codes and pair.negative != pair.code
+    assert mined[0].negative != copy.code and mined[-1].negative != twin.code
+    # A near miss: each negative shares the query's verb or its noun (_functions' names).
+    for pair in mined[:20]:
+        verb, noun = pair.query.split()[:3:2]
+        assert verb.lower() in pair.negative or noun in pair.negative
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
 def test_split_by_file_keeps_a_file_on_one_side(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
@@ -138,11 +204,14 @@ def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
         (source / f"jobs{number}.py").write_text(_functions(12, offset=12 * number))
     out = tmp_path / "tuned"
     arguments = ["--out", str(out), "--batch", "8", "--max-steps", "2", "--held-out", "0.25"]
+    arguments += ["--negatives", "hybrid"]
     assert main(["encoder", "train", "--from", str(source), *arguments]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["steps"] == 2 and printed["pairs"] == 36  # one file of four held out
     recipe = json.loads((out / META_FILE).read_text())
     assert recipe["recipe"]["batch_size"] == 8 and recipe["recipe"]["seed"] == 0
+    assert recipe["recipe"]["negatives"] == "hybrid"
+    assert recipe["int8_reduce_range"] is True  # a tuned build's int8 weights are 7-bit
     assert recipe["data"]["pairs"] == 48 and recipe["versions"]["torch"]
     (held,) = recipe["data"]["held_out_files"]
     assert held.startswith("toy/jobs") and held_out_files(out) == {held.removeprefix("toy/")}

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import sysconfig
@@ -20,7 +21,7 @@ from hsc.api import Index
 from hsc.embed import DEFAULT_BACKEND, EncoderSpec, encoder_cache_dir, make_embedder, resolve_spec
 from hsc.embed.onnx_backend import providers_for
 from hsc.embed.onnx_export import export_files, load_exported
-from hsc.embed.tuned import BUNDLED
+from hsc.embed.tuned import BUNDLED, RETIRED
 from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, Settings
 
 
@@ -252,7 +253,9 @@ def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     base = onnx_embedders["onnx-int8"].embed(sample_texts[:8])
     agreement = np.einsum("ij,ij->i", vectors, base)
     assert 0.5 < agreement.mean() < 0.99  # the same model, moved by tuning
-    assert (BUNDLED[DEFAULT_ENCODER] / "encoder.json").is_file()
+    record = json.loads((BUNDLED[DEFAULT_ENCODER] / "encoder.json").read_text())
+    assert record["model"] == DEFAULT_ENCODER and record["int8_reduce_range"] is True
+    assert record["onnx_int8_bytes"] == (BUNDLED[DEFAULT_ENCODER] / "encoder-int8.onnx").stat().st_size
     # torch and onnx have no tuned weights to run: they run the base model, under its own key.
     assert resolve_spec(Settings(embedding_backend="torch"), None).key == DEFAULT_MODEL
     assert resolve_spec(Settings(embedding_backend="onnx"), None).model == DEFAULT_MODEL
@@ -265,3 +268,30 @@ def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     )
     named = Settings(embedding_model=DEFAULT_MODEL, embedding_long_leaves="truncate")
     assert resolve_spec(named, spec.key).key == before
+
+
+def test_a_repository_a_retired_bundled_encoder_indexed_is_re_embedded_never_mixed(tmp_path):
+    (retired,) = RETIRED
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
+    database = tmp_path / "index.db"
+    with Index.open(database) as index:
+        first = index.index(repo)
+    # Make it what an earlier version left: every key names the encoder that left the package.
+    old_key = f"{retired}@onnx-int8:128+head+mean"
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE repositories SET embedding_model = ?", (old_key,))
+        connection.execute("UPDATE files SET embedding_model = ?", (old_key,))
+        connection.execute("UPDATE hierarchies SET embedding_model = ?", (old_key,))
+        connection.execute("UPDATE embeddings SET model = ?", (old_key,))
+    with Index.open(database) as index:
+        with pytest.raises(
+            ValueError, match=f"{retired} made this repository's vectors.*index the repository again"
+        ):
+            index.query("apply a percentage discount to a price")
+        again = index.index(repo)
+        assert again.leaves_embedded == first.leaves_embedded > 0  # every vector made anew
+        assert index.repositories()[0]["embedding_model"] == resolve_spec(Settings(), None).key
+        assert (
+            index.query("apply a percentage discount to a price").results[0].scope.endswith("apply_discount")
+        )

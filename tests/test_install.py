@@ -132,4 +132,3 @@ def test_the_lean_core_installs_without_torch_and_indexes_and_queries(built, tmp
     torch_index = [hsc, "index", repo, "--db", tmp_path / "torch.db", "--set", "embedding_backend=torch"]
     assert "pip install 'hsc[torch]'" in refused(torch_index, elsewhere)
     assert "pip install 'hsc[mcp]'" in refused([hsc, "mcp", "--db", database], elsewhere)
-

@@ -128,10 +128,7 @@ def stage_leaves(walk: FileWalkthrough) -> None:
                     {
                         "node": ["\u2003" * n.depth + n.node_type for n in walk.outline],
                         "lines": [line_range(n.start_line, n.end_line) for n in walk.outline],
-                        "became": [
-                            f"leaf {n.leaf}" if n.role == "leaf" else "split"
-                            for n in walk.outline
-                        ],
+                        "became": [f"leaf {n.leaf}" if n.role == "leaf" else "split" for n in walk.outline],
                     }
                 ),
                 hide_index=True,

@@ -50,7 +50,7 @@ _PUNCTUATION = re.compile(r"[\s,:;()\[\]{}=>|]+")
 
 
 def line_kind(line: str, language: str = "python") -> str:
-    """"literal" (``"1st_place": "🥇",``, ``(0, 31, 2),``), "neutral" (only punctuation or a
+    """ "literal" (``"1st_place": "🥇",``, ``(0, 31, 2),``), "neutral" (only punctuation or a
     comment) or "code"."""
     marker = _LINE_COMMENT.get(language)
     stripped = line.strip()

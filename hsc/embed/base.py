@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from hsc.embed.tuned import fp32_model, runnable_model, tuned_folder
+from hsc.embed.tuned import RETIRED, fp32_model, runnable_model, tuned_folder
 from hsc.params import DEFAULT_ENCODER, DEFAULT_MODEL, ENCODER_BACKENDS
 
 if TYPE_CHECKING:
@@ -119,6 +119,8 @@ def resolve_spec(settings: Settings, recorded_key: str | None) -> EncoderSpec:
     the default for a repository with none yet."""
     if settings.embedding_backend == "auto" and recorded_key:
         recorded = EncoderSpec.from_key(recorded_key)
+        if recorded.model in RETIRED:  # no longer shipped: the next index run re-makes the vectors
+            return spec_for(settings)
         # The default model moves no repository: one indexed before the tuned default keeps its vectors.
         if recorded.model == settings.embedding_model or settings.embedding_model == DEFAULT_ENCODER:
             return recorded

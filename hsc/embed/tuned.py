@@ -26,6 +26,20 @@ TUNED_WINDOW = 128
 
 # Tuned encoders that ship inside the package, by name (README, Encoders).
 BUNDLED = {DEFAULT_ENCODER: Path(__file__).parent / "encoders" / DEFAULT_ENCODER}
+# Bundled encoders an earlier version shipped, and what replaced them. Vectors are cached by the
+# encoder's name, so new weights get a new name: a repository an old one indexed is re-embedded
+# by its next index run, never mixed (README, Encoders).
+RETIRED = {"hsc-code-minilm": DEFAULT_ENCODER}
+
+
+def retired_note(model: str) -> str | None:
+    """What to do about vectors a retired bundled encoder made (None: ``model`` is not one)."""
+    if model not in RETIRED:
+        return None
+    return (
+        f"{model} made this repository's vectors and this version of hsc ships {RETIRED[model]} "
+        "in its place: index the repository again to re-make them"
+    )
 
 
 def tuned_folder(model: str) -> Path | None:

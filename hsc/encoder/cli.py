@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from hsc.encoder.pairs import mine_pairs, stdlib_training_sources
-from hsc.encoder.train import Recipe, build_encoder
+from hsc.encoder.pairs import Pair, mine_pairs, stdlib_training_sources
+from hsc.encoder.train import NEGATIVES, Recipe, build_encoder
 
 
 def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,11 +35,32 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
     train.add_argument(
         "--held-out", type=float, default=defaults.held_out, help="share of files not trained on"
     )
+    train.add_argument(
+        "--negatives",
+        choices=NEGATIVES,
+        default=defaults.negatives,
+        help="hybrid / dense: each pair also learns from the wrong code the base encoder ranks first "
+        "(hybrid: cosine + BM25 as the hybrid search; dense: cosine alone)",
+    )
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
     train.add_argument("--threads", type=int, default=defaults.threads)
     train.add_argument("--int8-only", action="store_true", help="keep only the int8 file, not the fp32 model")
     train.add_argument("--quiet", action="store_true")
     train.set_defaults(run=command_encoder_train)
+
+
+def _with_negatives(pairs: list[Pair], recipe: Recipe, quiet: bool) -> list[Pair]:
+    """Each pair with its hardest negative, ranked by the base model's int8 encoder."""
+    from hsc.embed import EncoderSpec, encoder_cache_dir, make_embedder
+    from hsc.encoder.negatives import hardest_negatives
+    from hsc.search.lexical import DEFAULT_LEXICAL_WEIGHT
+
+    if not quiet:
+        print(f"ranking the pairs' code with {recipe.base_model} for hard negatives", file=sys.stderr)
+    spec = EncoderSpec(recipe.base_model, "onnx-int8", recipe.max_seq_length)
+    embedder = make_embedder(spec, encoder_cache_dir(Path(tempfile.gettempdir()) / "hsc-encoder"), "cpu")
+    weight = DEFAULT_LEXICAL_WEIGHT if recipe.negatives == "hybrid" else 0.0
+    return hardest_negatives(pairs, lambda texts: embedder.embed(texts, batch_size=32), weight)
 
 
 def command_encoder_train(args: argparse.Namespace) -> int:
@@ -61,10 +83,13 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         held_out=args.held_out,
         threads=args.threads,
         max_steps=args.max_steps,
+        negatives=args.negatives,
     )
     pairs = mine_pairs(sources)
     if not args.quiet:
         print(f"{len(pairs)} pairs from {len({p.path for p in pairs})} files", file=sys.stderr)
+    if recipe.negatives != "none":
+        pairs = _with_negatives(pairs, recipe, args.quiet)
     started = time.time()
 
     def progress(step: int, steps: int, loss: float) -> None:

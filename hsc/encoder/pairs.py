@@ -16,15 +16,16 @@ import sysconfig
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from hsc.chunk.ingest import walk_repository
-from hsc.chunk.parse import module_name
+from hsc.chunk.parse import cut_file
+from hsc.chunk.tokens import get_counter
+from hsc.model import Definition
+from hsc.params import Parameters
 from hsc.quality.corpus import (
     LANGUAGES,
     STDLIB_PACKAGES,
     blank,
-    definition_name,
     doc_targets,
     find_docs,
     unique_queries,
@@ -44,20 +45,6 @@ STDLIB_SKIPPED = frozenset(
         "turtledemo",
     }
 )
-_SCOPE_TYPES = frozenset(
-    {
-        "class_definition",
-        "function_definition",
-        "class_declaration",
-        "interface_declaration",
-        "impl_item",
-        "trait_item",
-        "method_declaration",
-        "function_declaration",
-        "function_item",
-        "method_definition",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -67,30 +54,36 @@ class Pair:
     query: str
     code: str  # scope line, then the function's text with docs blanked
     path: str  # source name / relative path: the unit a split keeps together
+    negative: str = ""  # a wrong code the query is easily mistaken for (hsc.encoder.negatives)
 
 
-def scope_of(node: Any, module: str) -> str:
-    """The dotted scope hsc gives a definition: module, enclosing definitions, its name."""
-    names = []
-    while node is not None:
-        if node.type in _SCOPE_TYPES:
-            name = definition_name(node)
-            if name:
-                names.append(name)
-        node = node.parent
-    return ".".join([module, *reversed(names)] if module else reversed(names))
+def definitions_of(data: bytes, language: str, path: str) -> list[Definition]:
+    """The definitions hsc's chunker reads from a file, with the qualified scopes its
+    leaves carry (:func:`hsc.chunk.parse.cut_file`, the one reading of the tree)."""
+    source = data.decode("utf-8", "replace")
+    return cut_file(source, path, language, Parameters(), get_counter()).definitions
+
+
+def scope_at(definitions: list[Definition], start_line: int, end_line: int) -> str | None:
+    """The scope of the innermost definition that ends on ``end_line`` and starts on or
+    before ``start_line`` (a decorated function starts at its decorator)."""
+    around = [d for d in definitions if d.end_line == end_line and d.start_line <= start_line]
+    return max(around, key=lambda d: d.start_line).scope if around else None
 
 
 def file_pairs(data: bytes, language: str, path: str) -> list[Pair]:
     """The pairs of one file's text (``path`` as it should appear in the scope)."""
     functions, blanks = find_docs(data, language)
     lines = blank(data, blanks).decode("utf-8", "replace").split("\n")
-    module = module_name(path)
+    definitions = definitions_of(data, language, path)
     pairs = []
-    for target, node in doc_targets(functions, path):
+    for target, _node in doc_targets(functions, path, data, language):
+        scope = scope_at(definitions, target.start_line, target.end_line)
+        if scope is None:  # not a definition hsc's leaves would name
+            continue
         code = "\n".join(lines[target.start_line - 1 : target.end_line])
         # A leaf starts at its definition, so its first line has no indentation.
-        pairs.append(Pair(target.query, f"{scope_of(node, module)}\n{code.lstrip()}", path))
+        pairs.append(Pair(target.query, f"{scope}\n{code.lstrip()}", path))
     return pairs
 
 

@@ -30,6 +30,10 @@ from hsc.embed.tuned import ENCODER_FILE, META_FILE, TOKENIZER_FILE, TUNED_WINDO
 from hsc.encoder.pairs import Pair, split_by_file
 from hsc.params import DEFAULT_MODEL
 
+# How a pair's extra wrong answer is chosen: none (in-batch negatives only), or the best-ranked
+# other code under the base encoder's hybrid score or its cosine alone (hsc.encoder.negatives).
+NEGATIVES = ("none", "hybrid", "dense")
+
 # on_step(step, steps, loss)
 OnStep = Callable[[int, int, float], None]
 
@@ -48,6 +52,7 @@ class Recipe:
     held_out: float = 0.0  # share of the files kept out of training (scored, not learned)
     threads: int = 1  # two threads cost more CPU and gave no wall-clock gain on 2 shared cores
     max_steps: int = 0  # 0: all the epochs' steps
+    negatives: str = "none"  # or "hybrid": each pair also against its hardest negative (NEGATIVES)
 
 
 def batches(pairs: list[Pair], recipe: Recipe, epoch: int) -> list[list[Pair]]:
@@ -91,7 +96,11 @@ def train_model(pairs: list[Pair], recipe: Recipe, on_step: OnStep | None = None
     model.train()
     losses = []
     for step, batch in enumerate(plan, start=1):
-        features = [_features(model, [p.query for p in batch]), _features(model, [p.code for p in batch])]
+        columns = [[p.query for p in batch], [p.code for p in batch]]
+        if all(p.negative for p in batch):
+            # MultipleNegativesRankingLoss scores each query against every code and negative of the batch.
+            columns.append([p.negative for p in batch])
+        features = [_features(model, texts) for texts in columns]
         loss = loss_of(features, None)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -126,7 +135,7 @@ def build_encoder(
     """Train on ``pairs`` (less the recipe's held-out files), export to ONNX int8 and
     write a tuned-encoder folder at ``out``; return its recipe record. ``keep_model``
     also keeps the fp32 sentence-transformers folder (``out/model``, about 90 MB)."""
-    from hsc.embed.onnx_export import export
+    from hsc.embed.onnx_export import REDUCE_RANGE_TUNED, export
 
     train, held_out = split_by_file(pairs, recipe.held_out, recipe.seed)
     started, cpu_started = time.time(), time.process_time()
@@ -137,7 +146,7 @@ def build_encoder(
         fp32_dir = Path(scratch) / "model"
         model.save(str(fp32_dir))
         spec = EncoderSpec(str(fp32_dir), "onnx-int8", TUNED_WINDOW)
-        model_file, meta_file = export(spec, Path(scratch))
+        model_file, meta_file = export(spec, Path(scratch), reduce_range=REDUCE_RANGE_TUNED)
         shutil.move(str(model_file), out / ENCODER_FILE)
         shutil.move(str(model_file.with_suffix(".tokenizer.json")), out / TOKENIZER_FILE)
         meta = json.loads(meta_file.read_text())
@@ -174,6 +183,8 @@ def _pairs_digest(pairs: list[Pair]) -> str:
     digest = hashlib.sha1()
     for pair in pairs:
         digest.update(f"{pair.query}\0{pair.code}\0".encode())
+        if pair.negative:  # pairs without negatives keep the digest they had before negatives
+            digest.update(f"{pair.negative}\0".encode())
     return digest.hexdigest()
 
 

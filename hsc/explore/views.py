@@ -24,7 +24,7 @@ LEAF_CLASSES = {"ast": "code", "paragraph": "prose", "lines": "text", "data": "d
 
 
 def leaf_class(chunker: str) -> str:
-    """"code", "prose", "text" or "data" (a data or generated file: hsc.chunk.datafiles)."""
+    """ "code", "prose", "text" or "data" (a data or generated file: hsc.chunk.datafiles)."""
     return LEAF_CLASSES.get(chunker, chunker)
 
 

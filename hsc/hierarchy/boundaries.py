@@ -102,8 +102,6 @@ def valley_boundaries(
     return boundaries
 
 
-
-
 def segment(
     vectors: np.ndarray,
     file_index: np.ndarray,

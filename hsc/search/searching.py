@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hsc.embed import Embedder, EncoderSpec
+from hsc.embed.tuned import retired_note
 from hsc.hierarchy.groups import LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
@@ -199,6 +200,9 @@ class Searching:
         spec = self.encoder_spec(repository_id)
         recorded = (self.store.repository(repository_id) or {}).get("embedding_model")
         if recorded and recorded != spec.key and self._given_spec is None:
+            retired = retired_note(EncoderSpec.from_key(recorded).model)
+            if retired:
+                raise ValueError(retired)
             raise ValueError(
                 f"this repository's vectors were made by {EncoderSpec.from_key(recorded).describe()}, not "
                 f"{spec.describe()}: query with embedding_backend=auto, or re-index with the new backend"

@@ -21,8 +21,7 @@ from hsc.chunk.languages.tables import ImportForm, LanguageTables
 __all__ = ["LANGUAGE_TABLES", "ImportForm", "LanguageTables", "extensions", "file_imports", "tables_for"]
 
 LANGUAGE_TABLES: dict[str, LanguageTables] = {
-    module.TABLES.name: module.TABLES
-    for module in (csharp, php, kotlin, swift, scala, lua, r, elixir, julia)
+    module.TABLES.name: module.TABLES for module in (csharp, php, kotlin, swift, scala, lua, r, elixir, julia)
 }
 
 
