@@ -52,7 +52,7 @@ class Recipe:
     held_out: float = 0.0  # share of the files kept out of training (scored, not learned)
     threads: int = 1  # two threads cost more CPU and gave no wall-clock gain on 2 shared cores
     max_steps: int = 0  # 0: all the epochs' steps
-    negatives: str = "none"  # or "hybrid": each pair also against its hardest negative (NEGATIVES)
+    negatives: str = "none"  # NEGATIVES: whether each pair also meets its hardest negative
 
 
 def batches(pairs: list[Pair], recipe: Recipe, epoch: int) -> list[list[Pair]]:
@@ -98,7 +98,8 @@ def train_model(pairs: list[Pair], recipe: Recipe, on_step: OnStep | None = None
     for step, batch in enumerate(plan, start=1):
         columns = [[p.query for p in batch], [p.code for p in batch]]
         if all(p.negative for p in batch):
-            # MultipleNegativesRankingLoss scores each query against every code and negative of the batch.
+            # MultipleNegativesRankingLoss scores each query against every code and negative of the
+            # batch; a batch with a pair that has none (every other code passed over) keeps two columns.
             columns.append([p.negative for p in batch])
         features = [_features(model, texts) for texts in columns]
         loss = loss_of(features, None)
