@@ -113,17 +113,38 @@ class Catalogue:
 '''
 
 
+RUST_IMPL = """pub struct Shelf { books: Vec<u32> }
+
+impl Shelf {
+    /// Pick the widest volume that stands on this shelf.
+    pub fn widest(&self) -> u32 {
+        let mut best = 0;
+        for b in &self.books {
+            if *b > best { best = *b; }
+        }
+        best
+    }
+}
+"""
+
+
 def test_pair_scopes_are_the_scopes_of_hscs_own_leaves(tmp_path):
     (tmp_path / "library").mkdir()
     (tmp_path / "library" / "cards.py").write_text(NESTED)
+    (tmp_path / "library" / "shelf.rs").write_text(RUST_IMPL)
     pairs = mine_pairs([(tmp_path / "library", "lib")])
     scopes = {p.code.split("\n", 1)[0] for p in pairs}
-    assert scopes == {"lib.cards.Catalogue.Entry.label", "lib.cards.Catalogue.lookup"}
+    # A Rust method is named by its impl's type, as hsc's leaves name it.
+    assert scopes == {
+        "lib.cards.Catalogue.Entry.label",
+        "lib.cards.Catalogue.lookup",
+        "lib.shelf.Shelf.widest",
+    }
     # The chunker gives the leaves holding them the same scopes: one reading of the tree.
-    leaves = cut_file(
-        NESTED, "lib/cards.py", "python", Parameters(maximum_chunk_token_length=40), get_counter()
-    )
-    assert scopes <= {leaf.scope for leaf in leaves.leaves}
+    small = Parameters(maximum_chunk_token_length=40)
+    leaves = cut_file(NESTED, "lib/cards.py", "python", small, get_counter()).leaves
+    leaves += cut_file(RUST_IMPL, "lib/shelf.rs", "rust", small, get_counter()).leaves
+    assert scopes <= {leaf.scope for leaf in leaves}
 
 
 def test_hard_negatives_are_other_pairs_near_misses_never_a_copy(tmp_path):
