@@ -53,14 +53,14 @@ def _with_negatives(pairs: list[Pair], recipe: Recipe, quiet: bool) -> list[Pair
     """Each pair with its hardest negative, ranked by the base model's int8 encoder."""
     from hsc.embed import EncoderSpec, encoder_cache_dir, make_embedder
     from hsc.encoder.negatives import hardest_negatives
-    from hsc.search.lexical import DEFAULT_LEXICAL_WEIGHT
 
     if not quiet:
         print(f"ranking the pairs' code with {recipe.base_model} for hard negatives", file=sys.stderr)
     spec = EncoderSpec(recipe.base_model, "onnx-int8", recipe.max_seq_length)
     embedder = make_embedder(spec, encoder_cache_dir(Path(tempfile.gettempdir()) / "hsc-encoder"), "cpu")
-    weight = DEFAULT_LEXICAL_WEIGHT if recipe.negatives == "hybrid" else 0.0
-    return hardest_negatives(pairs, lambda texts: embedder.embed(texts, batch_size=32), weight)
+    if recipe.negatives == "dense":
+        return hardest_negatives(pairs, embedder.embed, lexical_weight=0.0)
+    return hardest_negatives(pairs, embedder.embed)  # ranked as the hybrid search ranks
 
 
 def command_encoder_train(args: argparse.Namespace) -> int:

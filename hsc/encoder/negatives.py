@@ -22,20 +22,21 @@ from dataclasses import replace
 import numpy as np
 
 from hsc.encoder.pairs import Pair
-from hsc.search.lexical import DEFAULT_LEXICAL_WEIGHT, match_expression, term_text
+from hsc.params import Parameters
+from hsc.search.lexical import match_expression, term_text
 
 # Cosines above which two queries, or two codes, count as the same answer (not a negative).
 SAME_QUERY = 0.9
 SAME_CODE = 0.95
-# BM25 candidates read per query, as the hybrid search's default lexical_candidates.
-LEXICAL_CANDIDATES = 50
+# The hybrid search's own defaults: its BM25 candidates per query and its fusion weight.
+_SEARCH = Parameters()
 _BLOCK = 512  # queries scored at a time: a block of the query x code matrix, not all of it
 
 # embed(texts) -> L2-normalised rows, one per text
 Embed = Callable[[list[str]], np.ndarray]
 
 
-def lexical_scores(pairs: list[Pair], limit: int = LEXICAL_CANDIDATES) -> list[dict[int, float]]:
+def lexical_scores(pairs: list[Pair], limit: int = _SEARCH.lexical_candidates) -> list[dict[int, float]]:
     """For each pair's query: pair index -> BM25 score (higher is better) of the
     ``limit`` best codes, from an in-memory FTS5 table of every pair's code."""
     connection = sqlite3.connect(":memory:")
@@ -63,7 +64,7 @@ def lexical_scores(pairs: list[Pair], limit: int = LEXICAL_CANDIDATES) -> list[d
 
 
 def hardest_negatives(
-    pairs: list[Pair], embed: Embed, lexical_weight: float = DEFAULT_LEXICAL_WEIGHT
+    pairs: list[Pair], embed: Embed, lexical_weight: float = _SEARCH.lexical_weight
 ) -> list[Pair]:
     """``pairs`` with each one's ``negative`` set to the best-ranked other code of the
     set under the hybrid score ("" where every other code is passed over)."""

@@ -200,11 +200,12 @@ class Searching:
         spec = self.encoder_spec(repository_id)
         recorded = (self.store.repository(repository_id) or {}).get("embedding_model")
         if recorded and recorded != spec.key and self._given_spec is None:
-            retired = retired_note(EncoderSpec.from_key(recorded).model)
+            made_by = EncoderSpec.from_key(recorded)
+            retired = retired_note(made_by.model)
             if retired:
                 raise ValueError(retired)
             raise ValueError(
-                f"this repository's vectors were made by {EncoderSpec.from_key(recorded).describe()}, not "
+                f"this repository's vectors were made by {made_by.describe()}, not "
                 f"{spec.describe()}: query with embedding_backend=auto, or re-index with the new backend"
             )
         return self.embedder_for(spec)
