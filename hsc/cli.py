@@ -50,7 +50,10 @@ def _progress_printer(enabled: bool, clock: TimeLeft | None = None) -> Any:
             total = f"/{event.total}" if event.total else ""
             left = clock.seconds_left() if clock is not None and event.stage == "files" else None
             later = f" (about {_duration(left)} left)" if left and event.done < event.total else ""
-            print(f"[{event.stage}] {event.done}{total} {event.message}{later}", file=sys.stderr, flush=True)
+            # One write with its newline: an interrupt between print's two writes (text, then end)
+            # would leave the line open and glue the "interrupted" line to it.
+            sys.stderr.write(f"[{event.stage}] {event.done}{total} {event.message}{later}\n")
+            sys.stderr.flush()
 
     return show
 

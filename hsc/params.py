@@ -198,7 +198,7 @@ class Parameters:
         maximum=10.0,
     )
     lexical_weight: float = _p(
-        0.1,
+        0.15,
         "Hybrid modes: a leaf's score is its cosine plus this times its BM25 score (identifier-split "
         "terms) divided by the best BM25 score of the query.",
         "query",
@@ -211,6 +211,14 @@ class Parameters:
         "query",
         minimum=0,
         maximum=10_000,
+    )
+    lexical_name_weight: float = _p(
+        5.0,
+        "Hybrid modes: BM25 counts a query term among the names a leaf defines or its scope this "
+        "many times a term of its text (0 = its text alone, as before).",
+        "query",
+        minimum=0.0,
+        maximum=100.0,
     )
     lexical_term_share: float = _p(
         0.2,

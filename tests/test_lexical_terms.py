@@ -18,13 +18,22 @@ from hsc.store import Store
 QUERY = "apply a percentage discount to a price"
 
 
-def terms_by_leaf(index: Index) -> dict[int, str]:
-    return {int(row[0]): row[1] for row in index.store.conn.execute("SELECT rowid, terms FROM leaf_terms")}
+NAME_WEIGHT = Parameters().lexical_name_weight
 
 
-def expected_terms(index: Index) -> dict[int, str]:
+def terms_by_leaf(index: Index) -> dict[int, tuple[str, str]]:
+    rows = index.store.conn.execute("SELECT rowid, names, terms FROM leaf_terms")
+    return {int(row[0]): (row[1], row[2]) for row in rows}
+
+
+def expected_terms(index: Index) -> dict[int, tuple[str, str]]:
     rows = index.store.leaf_rows(int(index.repositories()[0]["id"]))
-    return {int(row["id"]): leaf_term_text(row["scope"], row["text"]) for row in rows}
+    facts = index.store.leaf_facts(int(row["id"]) for row in rows)
+    defines = {leaf_id: leaf_facts.defines for leaf_id, leaf_facts in facts.items()}
+    return {
+        int(row["id"]): leaf_term_text(row["scope"], row["text"], defines.get(int(row["id"]), ()))
+        for row in rows
+    }
 
 
 def digest(path) -> str:
@@ -69,7 +78,9 @@ def test_terms_are_written_at_index_time_and_a_query_writes_nothing(tmp_path, re
         assert response.mode == Parameters().retrieval_mode == "hybrid"
         assert response.query_id is None and response.results
         assert response.results[0].scope.endswith("apply_discount")
-        assert index.store.lexical_search(int(index.repositories()[0]["id"]), '"applydiscount"', 3)
+        assert index.store.lexical_search(
+            int(index.repositories()[0]["id"]), '"applydiscount"', 3, NAME_WEIGHT
+        )
     assert digest(database) == before
     assert not database.with_name("index.db-wal").exists()
     assert sorted((tmp_path / "hnsw").glob("*")) == beside  # a read-only query saves none
@@ -86,8 +97,8 @@ def test_terms_follow_edits_and_deletions(tmp_path, repo, embedder):
         gone.unlink()
         index.index(repo)
         assert terms_by_leaf(index) == expected_terms(index)  # nothing stale, nothing missing
-        assert not index.store.lexical_search(repository_id, '"applydiscount"', 3)
-        found = index.store.lexical_search(repository_id, '"reducebypercentage"', 3)
+        assert not index.store.lexical_search(repository_id, '"applydiscount"', 3, NAME_WEIGHT)
+        found = index.store.lexical_search(repository_id, '"reducebypercentage"', 3, NAME_WEIGHT)
         assert found and index.node(f"leaf:{found[0][0]}").scope.endswith("reduce_by_percentage")
         index.store.delete_files(repository_id, [row["path"] for row in index.files(repository_id)])
         assert terms_by_leaf(index) == {}
@@ -127,6 +138,59 @@ def test_a_database_from_before_the_terms_table_is_read_and_then_upgraded(tmp_pa
         assert terms_by_leaf(index) == expected_terms(index)
 
 
+def test_a_table_from_before_the_names_column_is_read_as_before_and_rebuilt_by_the_next_index_run(
+    tmp_path, repo, embedder
+):
+    database = tmp_path / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        repository_id = int(index.repositories()[0]["id"])
+        rows = index.store.conn.execute("SELECT rowid, terms FROM leaf_terms").fetchall()
+        # As an hsc from before the names column left it: one column of terms.
+        for statement in (
+            "DROP TABLE leaf_term_docs",
+            "DROP TABLE leaf_terms",
+            "CREATE VIRTUAL TABLE leaf_terms USING fts5(terms, tokenize = 'unicode61')",
+            "CREATE VIRTUAL TABLE leaf_term_docs USING fts5vocab(leaf_terms, 'row')",
+        ):
+            index.store.conn.execute(statement)
+        index.store.conn.executemany("INSERT INTO leaf_terms (rowid, terms) VALUES (?, ?)", rows)
+        old = index.store.lexical_search(repository_id, '"applydiscount"', 50, NAME_WEIGHT)
+        assert old and index.store.term_documents(["applydiscount"])["applydiscount"] == len(old)
+    before = digest(database)
+    with read_only(database, embedder) as index:
+        response = index.query(QUERY, record=False)
+        assert response.mode == "hybrid" and any(r.lexical_score for r in response.results)
+    assert digest(database) == before
+    with Index.open(database, embedder=embedder) as index:
+        report = index.index(repo)  # nothing changed on disk: the table is rebuilt all the same
+        assert report.files_parsed == 0
+        assert terms_by_leaf(index) == expected_terms(index)
+        assert index.store.sync_leaf_terms(repository_id, leaf_term_text) == 0  # marked complete
+        new = index.store.lexical_search(repository_id, '"applydiscount"', 50, 0.0)
+        assert [leaf for leaf, _ in new] == [leaf for leaf, _ in old]
+
+
+def test_a_query_term_among_the_names_a_leaf_defines_weighs_lexical_name_weight_times(
+    tmp_path, repo, embedder
+):
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        repository_id = int(index.repositories()[0]["id"])
+        match = '"applydiscount"'
+        plain = dict(index.store.lexical_search(repository_id, match, 50, 0.0))
+        named = index.store.lexical_search(repository_id, match, 50, NAME_WEIGHT)
+        facts = index.store.leaf_facts(plain)
+        definers = {leaf for leaf in plain if "apply_discount" in facts[leaf].defines}
+        assert definers and len(plain) > len(definers)  # the definition, and a caller
+        assert named[0][0] in definers
+        for leaf, score in named:
+            if leaf in definers:
+                assert score > plain[leaf]
+            else:  # a leaf that only uses the name scores as its text alone
+                assert score == pytest.approx(plain[leaf])
+
+
 def test_the_default_mode_is_hybrid_and_the_seed_two_stage_stays_selectable(tmp_path, repo, embedder):
     assert Parameters().retrieval_mode == "hybrid" and "two-stage" in RETRIEVAL_MODES
     with Index.open(tmp_path / "index.db", embedder=embedder) as index:
@@ -150,16 +214,16 @@ def test_a_warm_index_run_does_not_scan_for_missing_terms_until_a_writer_may_hav
     """Every leaf this hsc writes comes with its terms, so once a repository's leaves all have
     theirs the scan over all leaves is skipped; a write without terms (as an older hsc's) brings
     it back, and it fills them."""
-    from hsc.store import queries
+    from hsc.store import lexicon
 
-    scans: list[int] = []
-    scan = queries.QueryTables._missing_terms
+    scans: list[tuple] = []
+    scan = lexicon.LexicalTables._missing_terms
 
-    def counted(self, repository_id):
-        scans.append(repository_id)
-        return scan(self, repository_id)
+    def counted(self, where, params):
+        scans.append(params)
+        return scan(self, where, params)
 
-    monkeypatch.setattr(queries.QueryTables, "_missing_terms", counted)
+    monkeypatch.setattr(lexicon.LexicalTables, "_missing_terms", counted)
     with Index.open(tmp_path / "index.db", embedder=embedder) as index:
         index.index(repo)  # the first run: terms written with the leaves, then the scan marks them whole
         assert len(scans) == 1
@@ -205,7 +269,7 @@ def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_
     with Index.open(tmp_path / "index.db", embedder=embedder) as index:
         index.index(repo)
         rows = terms_by_leaf(index)
-        held_by = {term: sum(term in text.split() for text in rows.values()) for term in terms(QUERY)}
+        held_by = {term: sum(term in text.split() for _, text in rows.values()) for term in terms(QUERY)}
         share = 0.2
         common = {term for term, leaves in held_by.items() if leaves > share * len(rows)}
         assert common and common != set(held_by)  # the sample has both kinds among the query's terms
@@ -217,9 +281,9 @@ def test_terms_common_to_more_than_the_share_of_leaves_are_left_out_of_bm25(tmp_
         assert match and not any(f'"{term}"' in match for term in common)
         assert match_expression(QUERY) == " OR ".join(f'"{term}"' for term in dict.fromkeys(terms(QUERY)))
         repository_id = int(index.repositories()[0]["id"])
-        rare = index.store.lexical_search(repository_id, match, 50)
+        rare = index.store.lexical_search(repository_id, match, 50, NAME_WEIGHT)
         assert rare and len(rare) < len(
-            index.store.lexical_search(repository_id, match_expression(QUERY), 50)
+            index.store.lexical_search(repository_id, match_expression(QUERY), 50, NAME_WEIGHT)
         )
         # A hybrid query fuses exactly the leaves the rare terms find.
         loaded = index._load(index.default_hierarchy())

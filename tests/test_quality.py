@@ -181,7 +181,7 @@ def test_hybrid_modes_rank_by_dense_and_bm25(indexed_samples):
         assert {r.leaf_id for r in response.results} <= leaf_ids
         assert response.results[0].scope.endswith("apply_discount")
     # BM25 alone decides a query made of a name the model has never seen in that form.
-    found = index.store.lexical_search(repository_id, '"applydiscount"', 5)
+    found = index.store.lexical_search(repository_id, '"applydiscount"', 5, 1.0)
     assert found and index.node(f"leaf:{found[0][0]}").scope.endswith("apply_discount")
 
 

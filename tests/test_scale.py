@@ -154,4 +154,4 @@ def test_the_scale_bench_times_the_default_hybrid_query_with_and_without_common_
         counts = TermCounts(index.store.term_documents, index.store.leaf_count)
         assert counts.common(terms("compute_48 value"), 0.2) == {"compute", "value"}
         repository_id = int(index.repositories()[0]["id"])
-        assert index.store.lexical_search(repository_id, match_expression("compute_48 value"), 50)
+        assert index.store.lexical_search(repository_id, match_expression("compute_48 value"), 50, 1.0)

@@ -73,6 +73,7 @@ def contextual_corpus(corpus: Corpus) -> Corpus:
         corpus.repository_id,
         corpus.embed_texts,
         corpus.lexical_term_share,
+        corpus.lexical_name_weight,
     )
 
 

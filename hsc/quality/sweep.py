@@ -128,7 +128,15 @@ def prepare(
             "embedding_model"
         ) or settings.embedding_model
         embed = cached_embedder(index.store, lambda batch: index.embedder.embed(batch), model)
-        corpus = Corpus(table, texts, index.store, repository_id, embed, params.lexical_term_share)
+        corpus = Corpus(
+            table,
+            texts,
+            index.store,
+            repository_id,
+            embed,
+            params.lexical_term_share,
+            params.lexical_name_weight,
+        )
         report(f"embedding {len(built.targets)} queries")
         query_vectors = embed([t.query for t in built.targets])
     except BaseException:

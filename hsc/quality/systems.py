@@ -84,6 +84,7 @@ class Corpus:
     repository_id: int
     embed_texts: Callable[[list[str]], np.ndarray]
     lexical_term_share: float = 1.0  # BM25 leaves out terms in more of the leaves (Parameters)
+    lexical_name_weight: float = 1.0  # BM25's weight of a term among a leaf's names (Parameters)
     leaf_units: Units = field(init=False)
     row_of_leaf: dict[int, int] = field(init=False)
     _lexical_cache: dict[tuple[str, int], tuple[dict[int, float], float]] = field(init=False)
@@ -103,7 +104,7 @@ class Corpus:
         if key not in self._lexical_cache:
             started = time.perf_counter()
             match = match_expression(text, self.term_counts, self.lexical_term_share)
-            found = self.store.lexical_search(self.repository_id, match, limit)
+            found = self.store.lexical_search(self.repository_id, match, limit, self.lexical_name_weight)
             rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
             self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)
         return self._lexical_cache[key]

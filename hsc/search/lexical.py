@@ -3,23 +3,21 @@
 Code names words in identifiers, so a leaf's terms are its words with every
 identifier also split at ``_`` and camelCase humps, the joined form kept
 (``parseHTTPHeader`` -> ``parsehttpheader parse http header``). SQLite's FTS5
-ranks leaves by BM25 over these terms (see :meth:`hsc.store.Store.lexical_search`);
-:func:`fuse` adds a small share of that ranking to the dense scores.
+ranks leaves by BM25 over these terms, a term among the names a leaf defines
+weighed more (see :meth:`hsc.store.Store.lexical_search`); :func:`fuse` adds a
+small share of that ranking to the dense scores.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-# Chosen with `bench quality` on the standard library: 0.1 x max-normalised BM25 added to
-# the cosine gave the best Recall@10 of 0.05 / 0.1 / 0.2 (README, *Retrieval quality*).
-DEFAULT_LEXICAL_WEIGHT = 0.1
 
 
 def terms(text: str) -> list[str]:
@@ -43,12 +41,15 @@ def term_text(text: str) -> str:
     return " ".join(terms(text))
 
 
-def leaf_term_text(scope: str, text: str) -> str:
-    """What the FTS5 table stores for a leaf: the terms of its scope and its text.
+def leaf_term_text(scope: str, text: str, defines: Sequence[str] = ()) -> tuple[str, str]:
+    """What the FTS5 table stores for a leaf: (names, terms). ``names`` are the terms
+    of its dotted scope and of the names it defines (the facts the chunker read from
+    the syntax tree), weighed ``lexical_name_weight`` times in BM25; ``terms`` are those
+    of its scope and its text (so every name is also a term).
 
     The one definition of a leaf's lexical text: the store calls it when a
     file's leaves are written (and to fill leaves indexed before terms were)."""
-    return term_text(f"{scope}\n{text}")
+    return term_text(f"{scope} {' '.join(defines)}"), term_text(f"{scope}\n{text}")
 
 
 class TermCounts:

@@ -380,7 +380,9 @@ class Searching:
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
         match = match_expression(text, loaded.term_counts, params.lexical_term_share)
-        found = self.store.lexical_search(repository_id, match, params.lexical_candidates)
+        found = self.store.lexical_search(
+            repository_id, match, params.lexical_candidates, params.lexical_name_weight
+        )
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 
     def _results(

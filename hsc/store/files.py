@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
 from hsc.hierarchy.groups import LeafTable
 from hsc.model import Definition, FileReport, ImportBinding, Leaf, LeafFacts
-from hsc.store.database import Database
+from hsc.store.lexicon import LexicalTables, TermsOf
 from hsc.store.schema import (
     BINDING_COLUMNS,
     DEFINITION_COLUMNS,
@@ -23,7 +23,7 @@ from hsc.store.schema import (
 )
 
 
-class FileTables(Database):
+class FileTables(LexicalTables):
     """The tables of what was read from a repository."""
 
     # How new vectors are written ("float32" or "float16", Settings.vector_storage);
@@ -83,14 +83,17 @@ class FileTables(Database):
         model: str,
         definitions: Iterable[Definition] = (),
         facts: Iterable[LeafFacts] = (),
-        terms_of: Callable[[str, str], str] | None = None,
+        terms_of: TermsOf | None = None,
         bindings: Iterable[ImportBinding] = (),
     ) -> None:
         """Write one file, its leaves and their facts atomically, replacing what was there.
-        ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text)`` gives
-        each leaf's row in the lexical table (:func:`hsc.search.lexical.leaf_term_text`);
+        ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text, defines)``
+        gives each leaf's row in the lexical table (:func:`hsc.search.lexical.leaf_term_text`);
         without it the leaves get none until :meth:`sync_leaf_terms`."""
+        facts = list(facts)
         with self.transaction():
+            if terms_of is not None:
+                self.upgrade_leaf_terms(terms_of)  # a table from before its names column
             self.conn.execute(
                 """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
                                       chunk_key, embedding_model, leaf_count, indexed_at)
@@ -139,7 +142,7 @@ class FileTables(Database):
             )
             self._write_facts(file_id, definitions, facts, bindings)
             if terms_of is not None:
-                self._write_terms(file_id, leaves, terms_of)
+                self._write_terms(file_id, leaves, facts, terms_of)
             self._keep_terms_mark(repository_id, complete=terms_of is not None)
 
     def _leaf_high_water(self) -> int:
@@ -186,46 +189,6 @@ class FileTables(Database):
             [
                 (leaf_id, *(json.dumps(values) for values in (f.imports, f.defines, f.uses, f.references)))
                 for leaf_id, f in zip(leaf_ids, facts)
-            ],
-        )
-
-    # -- lexical terms (an FTS5 table keyed by leaf id: it has no foreign keys, so
-    # a file's terms are dropped here with its leaves) ------------------------------
-
-    def _leaf_ids(self, where: str, params: tuple[Any, ...]) -> list[int]:
-        return [
-            int(row[0])
-            for row in self.conn.execute(
-                f"SELECT l.id FROM leaves l JOIN files f ON f.id = l.file_id WHERE {where} "
-                "ORDER BY l.ordinal",
-                params,
-            )
-        ]
-
-    def _keep_terms_mark(self, repository_id: int, complete: bool) -> None:
-        """After a write of the repository's files (in its transaction): a mark that every leaf
-        has its terms moves to the new leaf generation when this write kept that true."""
-        if complete:
-            self.conn.execute(
-                """UPDATE leaf_terms_complete SET generation =
-                       COALESCE((SELECT generation FROM leaf_generations WHERE repository_id = ?), -1)
-                   WHERE repository_id = ?""",
-                (repository_id, repository_id),
-            )
-        else:
-            self.conn.execute("DELETE FROM leaf_terms_complete WHERE repository_id = ?", (repository_id,))
-
-    def _drop_terms(self, leaf_ids: list[int]) -> None:
-        self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", [(i,) for i in leaf_ids])
-
-    def _write_terms(self, file_id: int, leaves: list[Leaf], terms_of: Callable[[str, str], str]) -> None:
-        # OR REPLACE: a database whose terms were filled by an older hsc may still hold
-        # the row of a deleted leaf whose id SQLite has given to a new one.
-        self.conn.executemany(
-            "INSERT OR REPLACE INTO leaf_terms (rowid, terms) VALUES (?, ?)",
-            [
-                (leaf_id, terms_of(leaf.scope, leaf.text))
-                for leaf_id, leaf in zip(self._leaf_ids("f.id = ?", (file_id,)), leaves)
             ],
         )
 

@@ -8,7 +8,19 @@ import numpy as np
 
 SCHEMA_VERSION = 1
 
-SCHEMA = """
+# Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves:
+# ``names``, those of its scope and the names it defines (weighed lexical_name_weight times), and
+# ``terms``, those of its scope and text. leaf_term_docs counts the leaves that hold each term (read
+# from leaf_terms' own index; nothing stored): a query leaves out its terms common to more than
+# lexical_term_share of the leaves. A database from before ``names`` keeps its one-column table
+# (read as before) until an index run rebuilds it (hsc.store.queries).
+LEXICAL_TABLES = """
+CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(names, terms, tokenize = 'unicode61');
+CREATE VIRTUAL TABLE IF NOT EXISTS leaf_term_docs USING fts5vocab(leaf_terms, 'row');
+"""
+
+SCHEMA = (
+    """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS repositories (
     id INTEGER PRIMARY KEY,
@@ -201,12 +213,9 @@ CREATE TABLE IF NOT EXISTS group_scopes (
     node_id INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
     scope TEXT NOT NULL
 );
--- Identifier-split terms of each leaf (rowid = leaf id) for BM25, written with the file's leaves.
-CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(terms, tokenize = 'unicode61');
--- How many leaves hold each term (read from leaf_terms' own index; nothing stored): a query leaves
--- out its terms common to more than lexical_term_share of the leaves.
-CREATE VIRTUAL TABLE IF NOT EXISTS leaf_term_docs USING fts5vocab(leaf_terms, 'row');
 """
+    + LEXICAL_TABLES
+)
 
 LEAF_COLUMNS = [
     "node_type",
