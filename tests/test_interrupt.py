@@ -109,3 +109,26 @@ def test_an_interrupted_index_says_one_line_and_keeps_what_it_finished(repo, tmp
     )
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["files_unchanged"] >= kept
+
+
+def test_a_progress_line_is_written_whole_so_an_interrupt_cannot_leave_it_open(monkeypatch):
+    """print() writes a line's text and its newline in two calls; a signal between them left
+    the line open and the "interrupted" line was glued to it (seen once under load)."""
+    from hsc.cli import _progress_printer
+    from hsc.index.pipeline import Progress
+
+    writes: list[str] = []
+
+    class Stderr:
+        def write(self, text: str) -> int:
+            writes.append(text)
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Stderr())
+    show = _progress_printer(True)
+    show(Progress("files", 1, 3, "a.py"))
+    show(Progress("files", 3, 3, "c.py"))
+    assert writes == ["[files] 1/3 a.py\n", "[files] 3/3 c.py\n"]

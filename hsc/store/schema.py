@@ -13,7 +13,7 @@ SCHEMA_VERSION = 1
 # ``terms``, those of its scope and text. leaf_term_docs counts the leaves that hold each term (read
 # from leaf_terms' own index; nothing stored): a query leaves out its terms common to more than
 # lexical_term_share of the leaves. A database from before ``names`` keeps its one-column table
-# (read as before) until an index run rebuilds it (hsc.store.queries).
+# (read as before) until an index run rebuilds it (hsc.store.lexicon).
 LEXICAL_TABLES = """
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_terms USING fts5(names, terms, tokenize = 'unicode61');
 CREATE VIRTUAL TABLE IF NOT EXISTS leaf_term_docs USING fts5vocab(leaf_terms, 'row');
