@@ -4,9 +4,10 @@ In-batch negatives are mostly easy: 31 random functions rarely look like the
 answer. What the tuned encoder has to learn is what the shipped search gets
 wrong, so each pair's negative is the best-ranked other code of the training
 set under the hybrid score hsc answers with (the base encoder's cosine plus
-``lexical_weight`` times BM25 over identifier-split terms, divided by the
-query's best: :func:`hsc.search.lexical.fuse`), or with a weight of 0 under the
-cosine alone. BM25 is SQLite's FTS5 over an in-memory table, as in the store.
+``lexical_weight`` times BM25 over identifier-split terms, the names weighed
+``lexical_name_weight`` times, divided by the query's best:
+:func:`hsc.search.lexical.fuse`), or with a weight of 0 under the cosine alone.
+BM25 is SQLite's FTS5 over an in-memory table with the store's rows.
 
 A candidate that may well be a right answer is passed over: one whose own
 query says nearly the same thing (two docs for one behaviour), or whose code
@@ -23,7 +24,7 @@ import numpy as np
 
 from hsc.encoder.pairs import Pair
 from hsc.params import Parameters
-from hsc.search.lexical import match_expression, term_text
+from hsc.search.lexical import leaf_term_text, match_expression
 
 # Cosines above which two queries, or two codes, count as the same answer (not a negative).
 SAME_QUERY = 0.9
@@ -38,20 +39,22 @@ Embed = Callable[[list[str]], np.ndarray]
 
 def lexical_scores(pairs: list[Pair], limit: int = _SEARCH.lexical_candidates) -> list[dict[int, float]]:
     """For each pair's query: pair index -> BM25 score (higher is better) of the
-    ``limit`` best codes, from an in-memory FTS5 table of every pair's code."""
+    ``limit`` best codes, from an in-memory FTS5 table of every pair's code, each row
+    as the store writes a leaf's (its scope the names: a pair's code is one definition)."""
     connection = sqlite3.connect(":memory:")
     try:
-        connection.execute("CREATE VIRTUAL TABLE codes USING fts5(terms, tokenize = 'unicode61')")
+        connection.execute("CREATE VIRTUAL TABLE codes USING fts5(names, terms, tokenize = 'unicode61')")
         connection.executemany(
-            "INSERT INTO codes(rowid, terms) VALUES (?, ?)",
-            ((index, term_text(pair.code)) for index, pair in enumerate(pairs)),
+            "INSERT INTO codes(rowid, names, terms) VALUES (?, ?, ?)",
+            ((index, *leaf_term_text(*pair.code.split("\n", 1))) for index, pair in enumerate(pairs)),
         )
+        rank = f"bm25(codes, {float(_SEARCH.lexical_name_weight)}, 1.0)"
         found = []
         for pair in pairs:
             match = match_expression(pair.query)
             rows = (
                 connection.execute(
-                    "SELECT rowid, -bm25(codes) FROM codes WHERE codes MATCH ? ORDER BY bm25(codes) LIMIT ?",
+                    f"SELECT rowid, -{rank} FROM codes WHERE codes MATCH ? ORDER BY {rank} LIMIT ?",
                     (match, limit),
                 ).fetchall()
                 if match
