@@ -215,7 +215,7 @@ HIERARCHIES = (
 MID_LEVEL_TOP_KS = (5, 10, 20, 40, 80)
 LEAF_SHARES = (0.05, 0.1, 0.15, 0.25)
 GROUP_WEIGHTS = (0.1, 0.25, 0.5)
-LEXICAL_WEIGHTS = (0.05, 0.1, 0.2)
+LEXICAL_WEIGHTS = (0.05, 0.1, 0.15, 0.2)
 LEXICAL_CANDIDATE_COUNTS = (25, 50, 100, 200)
 
 
@@ -247,7 +247,7 @@ def sweep(
     k = base.mid_level_top_k
     variants: list[System] = []
     for share in LEAF_SHARES:
-        variants.append(TwoStage(corpus, plan, k, "hybrid+share", share, lexical_weight=0.1))
+        variants.append(TwoStage(corpus, plan, k, "hybrid+share", share, lexical_weight=base.lexical_weight))
     for weight in GROUP_WEIGHTS:
         variants.append(TwoStage(corpus, plan, k, "two-stage+group-score", group_weight=weight))
     for weight in LEXICAL_WEIGHTS:
