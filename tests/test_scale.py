@@ -136,6 +136,34 @@ def test_a_damaged_side_file_is_not_trusted(tmp_path):
         same_table(table, index.store.leaf_table(table_repository(index), model_of(index)))
 
 
+def test_a_loaded_table_reads_its_scopes_after_a_writer_replaced_its_side_files(tmp_path):
+    """Scopes are read on first use, and a writer's next state removes this state's side files
+    (a reader in another process saw FileNotFoundError): the loaded table keeps its own."""
+    database = tmp_path / "index.db"
+    write_synthetic_index(database, leaves=120)
+    with Index.open(database) as index:
+        index.leaf_table()  # this state's side files
+    scopes_files = set((tmp_path / "hnsw").glob("index-r*-leaves-*.scopes"))
+    assert len(scopes_files) == 1
+    with Index.open(database) as reader:
+        table = reader.leaf_table()
+        assert isinstance(table.vectors.base, np.memmap)  # loaded from the side files
+        truth = reader.store.leaf_table(table_repository(reader), model_of(reader))
+        with Index.open(database) as writer:
+            repository_id, model = table_repository(writer), model_of(writer)
+            path = table.paths[0]
+            new_leaves = [synthetic_leaf(path, f"edited.f{i}", 3 * i + 1, 30, 20_000 + i) for i in range(2)]
+            writer.store.save_vectors(
+                model, {leaf.content_hash: v for leaf, v in zip(new_leaves, unit_vectors(2, 5))}
+            )
+            writer.store.replace_file(
+                repository_id, FileReport(path, "python", "indexed"), new_leaves, "k", model
+            )
+            assert "edited.f0" in writer.leaf_table().scopes  # the new state's side files
+        assert not scopes_files & set((tmp_path / "hnsw").glob("index-r*-leaves-*.scopes"))
+        assert list(table.scopes) == list(truth.scopes)
+
+
 def table_repository(index: Index) -> int:
     return int(index.repositories()[0]["id"])
 

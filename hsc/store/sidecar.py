@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import mmap
 import os
 import shutil
 from collections.abc import Callable, Iterator, Sequence
@@ -119,14 +120,16 @@ class SideFiles:
                 if len(leaf_ids)
                 else np.zeros((0, 0), np.float32)
             )
-            if not scopes_path.exists() or len(vectors) != len(leaf_ids):
+            if len(vectors) != len(leaf_ids):
                 return None
+            # Mapped now, read on first use: a writer may replace the file before a scope is
+            # asked for, and a mapping (like the vectors') keeps the bytes this stamp was saved with.
+            scopes = _mapped(scopes_path)
         except (OSError, ValueError, KeyError):
             return None
 
         def read_scopes() -> list[str]:
-            text = scopes_path.read_text(encoding="utf-8")
-            return text.split(_SCOPE_SEPARATOR) if leaf_ids.size else []
+            return scopes[:].decode("utf-8").split(_SCOPE_SEPARATOR) if leaf_ids.size else []
 
         return LeafTable(
             leaf_ids=leaf_ids,
@@ -233,6 +236,14 @@ class SideFiles:
             for path in self.folder.glob(f"{glob.escape(self.stem)}-h{hierarchy_id}-{kind}-*"):
                 path.unlink(missing_ok=True)
         self._unnamed_graph(hierarchy_id).unlink(missing_ok=True)
+
+
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """A file's bytes, mapped read-only (an empty file, which cannot be mapped, as b"")."""
+    with path.open("rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return b""
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
