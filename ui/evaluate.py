@@ -130,7 +130,8 @@ def choose_options(choice: Choice) -> Options:
     st.caption(
         f"Expect about {duration(first)} the first time this corpus is run (embedding dominates"
         + (f"; {', '.join(embedding)} are embedded as well" if embedding else "")
-        + f"), about {duration(rerun)} afterwards: every vector is cached. Runs use the sidebar's parameters."
+        + f"), about {duration(rerun)} afterwards: every vector is cached (a quiet 2-core machine; "
+        "several times that while other work runs). Runs use the sidebar's parameters."
     )
     return Options(
         path=choice.path,
