@@ -145,7 +145,11 @@ class Parameters:
         choices=FRAGMENT_MERGING,
     )
     embedding_batch_size: int = _p(
-        32, "Leaves sent to the embedding model at once.", "embed", minimum=1, maximum=4096
+        32,
+        "Leaves handed to the encoder at once (on the CPU the ONNX backends run each of their windows alone).",
+        "embed",
+        minimum=1,
+        maximum=4096,
     )
     # Threshold, window and stage1_leaf_share were chosen together on the standard-library
     # benchmark (`bench quality`, README "Retrieval quality"), not on the bundled samples.

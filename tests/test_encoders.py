@@ -241,6 +241,52 @@ def test_a_long_leaf_read_whole_covers_its_tail_and_short_ones_stay(tmp_path, ru
     )
 
 
+class _RecordingSession:
+    """A real ONNX Runtime session that notes how many rows each run was given."""
+
+    def __init__(self, session):
+        self.session, self.rows = session, []
+
+    def run(self, outputs, feeds):
+        self.rows.append(len(feeds["input_ids"]))
+        return self.session.run(outputs, feeds)
+
+
+def test_on_the_cpu_each_row_runs_alone_so_a_vector_depends_on_its_text_only(tmp_path):
+    # int8 quantises a run's activations together: batched, a leaf's vector moved with the
+    # leaves beside it. Run alone, it is the same whatever the batch.
+    embedder = make_embedder(resolve_spec(Settings(), None), encoder_cache_dir(tmp_path), "cpu")
+    assert embedder.spec.backend == "onnx-int8"
+    leaf = "def total(rows):\n    return sum(row.price * row.count for row in rows)"
+    neighbours = ["x = 1", "class Spool:\n" + "    buffer = bytearray(4096) * 16\n" * 40]
+    recorder = _RecordingSession(embedder._session)
+    embedder._session = recorder
+    rows = [embedder.embed([leaf, other], batch_size=2)[0] for other in neighbours]
+    assert np.array_equal(rows[0], rows[1])
+    assert set(recorder.rows) == {1}
+
+
+def test_batched_runs_of_long_texts_hold_no_more_rows_than_the_batch(tmp_path):
+    # Where rows run in batches (an accelerator), a batch of long texts read whole must not
+    # hand the model every window at once (an encoder process held 765 MB on pip that way).
+    spec = resolve_spec(
+        Settings(embedding_backend="onnx", embedding_max_tokens=64, embedding_long_leaves="head+mean"), None
+    )
+    embedder = make_embedder(spec, encoder_cache_dir(tmp_path), "cpu")
+    texts = [
+        f"def part_{n}(rows):\n" + f"    total = total + rows[{n}] * weight\n" * (8 + 6 * n) for n in range(4)
+    ]
+    windows = [-(-(int(count) - 2) // 62) for count in embedder.piece_counts(texts)]  # 62 pieces + 2 special
+    assert sum(windows[:2]) > 2 and sum(windows[2:]) > 2  # each batch of two has more windows than texts
+    alone = embedder.embed(texts, batch_size=1)
+    embedder.run_size = 0  # as on an accelerator: runs of up to a batch
+    recorder = _RecordingSession(embedder._session)
+    embedder._session = recorder
+    together = embedder.embed(texts, batch_size=2)
+    assert max(recorder.rows) == 2 and sum(recorder.rows) == sum(windows)
+    assert np.allclose(np.sum(alone * together, axis=1), 1.0, atol=1e-5)
+
+
 def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     tmp_path, onnx_embedders, sample_texts
 ):

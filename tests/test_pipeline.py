@@ -101,8 +101,9 @@ def test_index_rejects_a_missing_path_and_a_file(tmp_path, embedder):
             index.index(tmp_path / "a.py")
 
 
-def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, torch_embedder):
-    embedder = torch_embedder  # batch-independent vectors (see the command below)
+def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, embedder):
+    # The encoder users get: on the CPU each row runs alone, so a leaf's vector is the same in
+    # the killed run's batches of one and in the clean run's full ones, and so are the hierarchies.
     repo = tmp_path / "repos"
     for name in ("inventory_py", "shortlink_go", "ui_utils_ts"):
         shutil.copytree(SAMPLE_REPOS / name, repo / name)
@@ -121,11 +122,6 @@ def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, torch_embedder)
             "--quiet",
             "--set",
             "embedding_batch_size=1",
-            # torch, as the resumed run below: this test compares the hierarchies too, and onnx-int8
-            # quantises each batch's activations with that batch's range, so a leaf's vector depends
-            # on the leaves it was embedded with (batches differ between a killed and a clean run).
-            "--set",
-            "embedding_backend=torch",
         ],
         env=env,
         stdout=subprocess.DEVNULL,
@@ -158,18 +154,17 @@ def test_a_killed_index_run_resumes_to_the_same_result(tmp_path, torch_embedder)
         assert report.files_parsed > 0  # and the rest is done now
         resumed_leaves = leaf_snapshot(resumed)
         resumed_groups = resumed.hierarchies()[0]["group_count"]
+        resumed_vectors = np.array(resumed.leaf_table().vectors)
     with Index.open(tmp_path / "clean.db", embedder=embedder) as clean:
         clean.index(repo)
         assert leaf_snapshot(clean) == resumed_leaves
+        assert np.array_equal(clean.leaf_table().vectors, resumed_vectors)
         assert clean.hierarchies()[0]["group_count"] == resumed_groups
 
 
-def test_embeddings_come_back_in_the_given_order(torch_embedder):
-    # torch: its vectors do not depend on the batch (onnx-int8's do, by about 0.01 in cosine).
-    embedder = torch_embedder
+def test_embeddings_come_back_in_the_given_order(embedder):
     texts = ["def tiny(): pass", "class Big:\n" + "    value = compute(1, 2, 3)\n" * 40, "x = 1", "y = 2 + 3"]
-    batched = embedder.embed(texts, batch_size=2)
-    one_by_one = [embedder.embed([text], batch_size=1)[0] for text in texts]
-    for row, single in zip(batched, one_by_one):
-        assert float(row @ single) > 0.999
+    batched = embedder.embed(texts, batch_size=2)  # embedded longest first, handed back in order
+    one_by_one = np.stack([embedder.embed([text], batch_size=1)[0] for text in texts])
+    assert np.array_equal(batched, one_by_one)
     assert abs(float(np.linalg.norm(batched, axis=1).min()) - 1.0) < 1e-5

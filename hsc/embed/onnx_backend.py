@@ -85,6 +85,12 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.providers = providers_for(device, onnxruntime.get_available_providers())
         self._session = onnxruntime.InferenceSession(str(model_file), options, providers=self.providers)
+        # Rows per model run (0: the whole batch). On the CPU each row runs alone: nothing is
+        # padded, so it is faster (email's leaves 1.37x), and int8's activations are quantised
+        # per run, so a row run alone has a vector that depends on its text only (batched,
+        # the same leaf moved by up to 0.02 cosine with its neighbours). An accelerator
+        # keeps batches, which it needs to be busy.
+        self.run_size = 1 if self.providers[0] == PROVIDERS["cpu"] else 0
 
     def piece_counts(self, texts: Sequence[str]) -> np.ndarray:
         """Word pieces of each text before truncation (special tokens included)."""
@@ -96,7 +102,7 @@ class OnnxEmbedder:
             return self._encode_windows(batch, head=self.spec.long_leaves == "head+mean")
         encodings = self._tokenizer.encode_batch(batch)
         self.truncated += sum(1 for encoding in encodings if encoding.overflowing)
-        return self._pooled([e.ids[: sum(e.attention_mask)] for e in encodings])
+        return self._pooled_in_runs([e.ids[: sum(e.attention_mask)] for e in encodings], len(batch))
 
     def _pooled(self, rows: list[list[int]]) -> np.ndarray:
         """Mean-pooled hidden states of token id rows, padded here to the longest."""
@@ -111,12 +117,25 @@ class OnnxEmbedder:
         weights = mask[..., None].astype(np.float32)
         return (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
 
+    def _pooled_in_runs(self, rows: list[list[int]], batch_size: int) -> np.ndarray:
+        """:meth:`_pooled` over ``rows``, :attr:`run_size` at a time (or ``batch_size``),
+        longest first so that a run pads little; in the given order."""
+        size = self.run_size or batch_size
+        order = sorted(range(len(rows)), key=lambda number: -len(rows[number]))
+        pooled = np.zeros((len(rows), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), size):
+            run = order[start : start + size]
+            pooled[run] = self._pooled([rows[number] for number in run])
+        return pooled
+
     def _encode_windows(self, batch: list[str], head: bool) -> np.ndarray:
         """Each text read whole: its word pieces cut into consecutive windows (each with
         the model's start and end tokens), every window pooled, and the windows' vectors
         averaged, weighted by their pieces; with ``head``, that mean and the first
         window's vector, each normalised, are added (equal weights), so the head that
-        a docstring query matches keeps its pull. A text within one window is read as before."""
+        a docstring query matches keeps its pull. A text within one window is read as before.
+        The windows run no more than ``len(batch)`` at a time, so a batch of long texts holds
+        no larger tensors than a batch of short ones."""
         windows, owners, weights = [], [], []
         for number, encoding in enumerate(self._unlimited.encode_batch(batch)):
             ids, special = encoding.ids, encoding.special_tokens_mask
@@ -128,7 +147,7 @@ class OnnxEmbedder:
                 windows.append(opener + body[start : start + step] + closer)
                 owners.append(number)
                 weights.append(len(windows[-1]))
-        pooled = self._pooled(windows)
+        pooled = self._pooled_in_runs(windows, len(batch))
         out = np.zeros((len(batch), pooled.shape[1]), dtype=np.float32)
         totals = np.zeros(len(batch), dtype=np.float32)
         np.add.at(out, owners, pooled * np.array(weights, dtype=np.float32)[:, None])

@@ -214,8 +214,8 @@ def index_repository(
     pending: list[ParsedFile] = []
     pending_leaves = 0
     # Leaves embedded together: full batches across small files, enough of them for every encoder process.
-    # (Always this size: onnx-int8 quantises each batch with its own range, so other windows would
-    # give other vectors; smaller first windows moved `bench quality`'s Recall@10 by 0.002-0.004.)
+    # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
+    # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
     window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
 
     loading = 0.0  # seconds spent making the encoder (an ONNX export the first time): not the rate's
