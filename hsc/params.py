@@ -146,7 +146,7 @@ class Parameters:
     )
     embedding_batch_size: int = _p(
         32,
-        "Leaves handed to the encoder at once (on the CPU the ONNX backends run each of their windows alone).",
+        "Leaves handed to the encoder at once (on the CPU, ONNX then runs each window alone).",
         "embed",
         minimum=1,
         maximum=4096,

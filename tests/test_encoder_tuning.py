@@ -92,6 +92,33 @@ def test_pairs_follow_the_corpus_rules_with_docs_blanked_and_scope_first(tmp_pat
     assert go.code.startswith("shop.sums.Largest\nfunc Largest(") and "greatest" not in go.code
 
 
+COMMENTED = '''def settle(orders, ledger):
+    """Settle every open order against the ledger in one pass."""
+    total = 0
+    for order in orders:
+        # Orders paid by voucher never reach the card processor at all.
+        if order.voucher:
+            continue
+        total += ledger.charge(order)
+    return total
+'''
+
+
+def test_body_comments_pair_with_their_function_when_asked(tmp_path):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "billing.py").write_text(COMMENTED)
+    docs_only = mine_pairs([(tmp_path / "shop", "shop")])
+    both = {p.query: p for p in mine_pairs([(tmp_path / "shop", "shop")], body_comments=True)}
+    assert [p.query for p in docs_only] == ["Settle every open order against the ledger in one pass."]
+    assert set(both) == {docs_only[0].query, "Orders paid by voucher never reach the card processor at all."}
+    comment = both["Orders paid by voucher never reach the card processor at all."]
+    assert comment.code.startswith("shop.billing.settle\ndef settle(orders, ledger):")
+    # Neither the comment asked about nor the docstring is left in the code it is paired with;
+    # the docstring's pair keeps the comment (it is code the query may point into).
+    assert "voucher never" not in comment.code and "Settle every" not in comment.code
+    assert "if order.voucher:" in comment.code and "voucher never" in docs_only[0].code
+
+
 NESTED = '''import functools
 
 

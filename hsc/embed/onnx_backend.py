@@ -85,11 +85,11 @@ class OnnxEmbedder:
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.providers = providers_for(device, onnxruntime.get_available_providers())
         self._session = onnxruntime.InferenceSession(str(model_file), options, providers=self.providers)
-        # Rows per model run (0: the whole batch). On the CPU each row runs alone: nothing is
-        # padded, so it is faster (email's leaves 1.37x), and int8's activations are quantised
-        # per run, so a row run alone has a vector that depends on its text only (batched,
-        # the same leaf moved by up to 0.02 cosine with its neighbours). An accelerator
-        # keeps batches, which it needs to be busy.
+        # Rows per model run (0: the batch's size). On the CPU each row runs alone: int8
+        # quantises a run's activations together, so a row run alone has a vector that depends
+        # on its text only (batched, a leaf moved by up to 0.02 cosine with its neighbours), and
+        # nothing is padded (1.22x on email's leaves, `bench embed`). An accelerator keeps
+        # batches, which it needs to be busy.
         self.run_size = 1 if self.providers[0] == PROVIDERS["cpu"] else 0
 
     def piece_counts(self, texts: Sequence[str]) -> np.ndarray:

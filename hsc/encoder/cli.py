@@ -42,6 +42,12 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
         help="hybrid / dense: each pair also learns from the wrong code the base encoder ranks first "
         "(hybrid: cosine + BM25 as the hybrid search; dense: cosine alone)",
     )
+    train.add_argument(
+        "--body-comments",
+        action="store_true",
+        help="also pair each prose comment inside a function body with its function "
+        "(better on questions about what a function does inside, a little worse on docstring ones)",
+    )
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
     train.add_argument("--threads", type=int, default=defaults.threads)
     train.add_argument("--int8-only", action="store_true", help="keep only the int8 file, not the fp32 model")
@@ -84,8 +90,9 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         threads=args.threads,
         max_steps=args.max_steps,
         negatives=args.negatives,
+        body_comments=args.body_comments,
     )
-    pairs = mine_pairs(sources)
+    pairs = mine_pairs(sources, recipe.body_comments)
     if not args.quiet:
         print(f"{len(pairs)} pairs from {len({p.path for p in pairs})} files", file=sys.stderr)
     if recipe.negatives != "none":

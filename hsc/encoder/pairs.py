@@ -5,7 +5,9 @@ doc finder (Python docstrings; Go, Rust, Java, JavaScript and TypeScript doc
 comments), the same first sentence, the same minimum words and lines, and
 one pair per sentence. The code side is what hsc embeds for a leaf, the
 scope then the text, with every doc in the file blanked, so the model never
-learns to copy the query out of the code.
+learns to copy the query out of the code. With ``body_comments``, a prose
+comment inside a function body (the corpus's comment queries) is paired with
+the function too, the comments so paired blanked as well.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hsc.chunk.ingest import walk_repository
-from hsc.chunk.parse import cut_file
+from hsc.chunk.parse import cut_file, parser_for
 from hsc.chunk.tokens import get_counter
 from hsc.model import Definition
 from hsc.params import Parameters
@@ -27,6 +29,7 @@ from hsc.quality.corpus import (
     STDLIB_PACKAGES,
     blank,
     doc_targets,
+    find_body_comments,
     find_docs,
     unique_queries,
 )
@@ -71,19 +74,33 @@ def scope_at(definitions: list[Definition], start_line: int, end_line: int) -> s
     return max(around, key=lambda d: d.start_line).scope if around else None
 
 
-def file_pairs(data: bytes, language: str, path: str) -> list[Pair]:
-    """The pairs of one file's text (``path`` as it should appear in the scope)."""
-    functions, blanks = find_docs(data, language)
-    lines = blank(data, blanks).decode("utf-8", "replace").split("\n")
+def file_pairs(data: bytes, language: str, path: str, body_comments: bool = False) -> list[Pair]:
+    """The pairs of one file's text (``path`` as it should appear in the scope): its
+    docs' and, with ``body_comments``, its functions' prose comments."""
+    tree = parser_for(language).parse(data)
+    functions, blanks = find_docs(data, language, tree)
     definitions = definitions_of(data, language, path)
+    lines = blank(data, blanks).decode("utf-8", "replace").split("\n")
+    found = [
+        (target.query, target.start_line, target.end_line, lines)
+        for target, _node in doc_targets(functions, path, data, language)
+    ]
+    comments = find_body_comments(tree, blanks) if body_comments else []
+    if comments:
+        lines = blank(data, blanks + [span for _, _, span, _ in comments]).decode("utf-8", "replace")
+        lines = lines.split("\n")
+        found += [
+            (sentence, function.start_point[0] + 1, function.end_point[0] + 1, lines)
+            for function, sentence, _span, _target in comments
+        ]
     pairs = []
-    for target, _node in doc_targets(functions, path, data, language):
-        scope = scope_at(definitions, target.start_line, target.end_line)
+    for query, start_line, end_line, text_lines in found:
+        scope = scope_at(definitions, start_line, end_line)
         if scope is None:  # not a definition hsc's leaves would name
             continue
-        code = "\n".join(lines[target.start_line - 1 : target.end_line])
+        code = "\n".join(text_lines[start_line - 1 : end_line])
         # A leaf starts at its definition, so its first line has no indentation.
-        pairs.append(Pair(target.query, f"{scope}\n{code.lstrip()}", path))
+        pairs.append(Pair(query, f"{scope}\n{code.lstrip()}", path))
     return pairs
 
 
@@ -95,10 +112,11 @@ def _files(source: Path, name: str) -> Iterator[tuple[Path, str]]:
         yield source / rel_path, f"{name}/{rel_path}" if name else rel_path
 
 
-def mine_pairs(sources: Iterable[tuple[Path, str]]) -> list[Pair]:
+def mine_pairs(sources: Iterable[tuple[Path, str]], body_comments: bool = False) -> list[Pair]:
     """Pairs from every readable source file of ``sources`` (folders or files, each
     with the name its paths start with), tests left out, one per query sentence
-    (case-insensitive) and one per code text, in path order."""
+    (case-insensitive) and one per code text, in path order (``body_comments``: see
+    :func:`file_pairs`)."""
     pairs: list[Pair] = []
     for source, name in sources:
         for file, path in _files(source, name):
@@ -106,7 +124,7 @@ def mine_pairs(sources: Iterable[tuple[Path, str]]) -> list[Pair]:
             if language is None or "/test" in f"/{path}":
                 continue
             try:
-                pairs += file_pairs(file.read_bytes(), language, path)
+                pairs += file_pairs(file.read_bytes(), language, path, body_comments)
             except (OSError, LookupError, ValueError, UnicodeDecodeError):
                 continue
     return dedupe(pairs)

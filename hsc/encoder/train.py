@@ -53,6 +53,7 @@ class Recipe:
     threads: int = 1  # two threads cost more CPU and gave no wall-clock gain on 2 shared cores
     max_steps: int = 0  # 0: all the epochs' steps
     negatives: str = "none"  # NEGATIVES: whether each pair also meets its hardest negative
+    body_comments: bool = False  # pairs from prose comments in function bodies too (hsc.encoder.pairs)
 
 
 def batches(pairs: list[Pair], recipe: Recipe, epoch: int) -> list[list[Pair]]:

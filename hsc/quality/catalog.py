@@ -203,13 +203,14 @@ QUICK_SYSTEMS = tuple(name for name in SYSTEM_NAMES if not SYSTEMS[name].embeds)
 
 
 # The Evaluate page's default run (logging, json and concurrent: 215 kB, 400 leaves; 150 queries;
-# the quick systems), `python -m hsc bench evaluate` on a quiet 2-core machine (load ~0.7), the
-# default encoder: a first run 6.3 s (4.4 s without the sweep), reruns with every vector cached
-# 0.3 s without the sweep and 2.0 s with it. So about 120 texts embedded a second, a leaf
-# is about 540 bytes, the sweep about 10 ms a query. (An earlier release on the machine shared with
-# other work took 40 s, 2.2 s and 11-13 s: expect several times these under load.) The extra texts
-# per leaf are the windows' 0.65, the groups' 0.2 and the contextual leaves' 1 (`bench quality`).
-EMBEDDED_PER_SECOND = 120.0
+# the quick systems), `python -m hsc bench evaluate` on a quiet 2-core machine (load ~1), the
+# default encoder with each row run alone: a first run 4.5 s, reruns with every vector cached
+# 0.2-0.3 s without the sweep and 1.8-1.9 s with it. So about 200 texts embedded a second (550 in
+# about 2.6 s), a leaf is about 540 bytes, the sweep about 10 ms a query. (An earlier release on the
+# machine shared with other work took 40 s, 2.2 s and 11-13 s: expect several times these under load.)
+# The extra texts per leaf are the windows' 0.65, the groups' 0.2 and the contextual leaves' 1
+# (`bench quality`).
+EMBEDDED_PER_SECOND = 200.0
 BYTES_PER_LEAF = 540
 RERUN_SECONDS = 0.4
 SWEEP_SECONDS_PER_QUERY = 0.01
