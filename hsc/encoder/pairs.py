@@ -87,10 +87,10 @@ def file_pairs(data: bytes, language: str, path: str, body_comments: bool = Fals
     ]
     comments = find_body_comments(tree, blanks) if body_comments else []
     if comments:
-        lines = blank(data, blanks + [span for _, _, span, _ in comments]).decode("utf-8", "replace")
-        lines = lines.split("\n")
+        all_blanked = blanks + [span for _, _, span, _ in comments]
+        comment_lines = blank(data, all_blanked).decode("utf-8", "replace").split("\n")
         found += [
-            (sentence, function.start_point[0] + 1, function.end_point[0] + 1, lines)
+            (sentence, function.start_point[0] + 1, function.end_point[0] + 1, comment_lines)
             for function, sentence, _span, _target in comments
         ]
     pairs = []

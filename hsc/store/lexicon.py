@@ -77,11 +77,7 @@ class LexicalTables(Database):
             ).fetchall()
             self.conn.executemany("DELETE FROM leaf_terms WHERE rowid = ?", stale)
             self._insert_terms(missing, terms_of)
-            self.conn.execute(
-                """INSERT OR REPLACE INTO leaf_terms_complete (repository_id, generation)
-                   SELECT repository_id, generation FROM leaf_generations WHERE repository_id = ?""",
-                (repository_id,),
-            )
+            self._mark_complete("repository_id = ?", (repository_id,))
         return len(missing)
 
     def upgrade_leaf_terms(self, terms_of: TermsOf) -> bool:
@@ -95,10 +91,7 @@ class LexicalTables(Database):
             if statement.strip():
                 self.conn.execute(statement)
         self._insert_terms(self._missing_terms("1", ()), terms_of)
-        self.conn.execute(
-            "INSERT OR REPLACE INTO leaf_terms_complete (repository_id, generation) "
-            "SELECT repository_id, generation FROM leaf_generations"
-        )
+        self._mark_complete("1", ())
         return True
 
     def _terms_have_names(self) -> bool:
@@ -120,6 +113,15 @@ class LexicalTables(Database):
                 (leaf_id, *terms_of(scope, text, json.loads(defines)))
                 for leaf_id, scope, text, defines in rows
             ],
+        )
+
+    def _mark_complete(self, where: str, params: tuple[Any, ...]) -> None:
+        """Mark the repositories ``where`` selects as having every leaf's terms, at their
+        current leaf generation."""
+        self.conn.execute(
+            "INSERT OR REPLACE INTO leaf_terms_complete (repository_id, generation) "
+            f"SELECT repository_id, generation FROM leaf_generations WHERE {where}",
+            params,
         )
 
     def _terms_complete(self, repository_id: int) -> bool:
