@@ -132,11 +132,14 @@ def command_index(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(summary))
         else:
+            definitions = (
+                f" (+{report.definitions_embedded} definitions)" if report.definitions_embedded else ""
+            )
             print(
                 f"indexed {report.root}: {report.files_seen} files ({report.files_parsed} parsed, "
                 f"{report.files_unchanged} unchanged, {report.files_skipped} skipped, {report.files_failed} "
                 f"failed, {report.files_removed} removed), {report.leaves} leaves, {report.leaves_embedded} "
-                f"embedded, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s "
+                f"embedded{definitions}, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s "
                 f"-> {index.store.path}"
             )
             for problem in report.problems:

@@ -64,6 +64,9 @@ SEED_PARAMETERS = frozenset(
 
 # How stage 1 treats a short piece of a split definition (hsc.chunk.packing.Packer.merge_small).
 FRAGMENT_MERGING = ("balance", "seed")
+# Whether a leaf holding definitions inside it also gets a vector per such definition
+# (hsc.embed.definitions), its cosine the best of its vectors' (hsc.search.two_stage).
+DEFINITION_VECTORS = ("best", "off")
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
@@ -143,6 +146,16 @@ class Parameters:
         "Query results that are pieces of one definition are shown as one either way.",
         "chunk",
         choices=FRAGMENT_MERGING,
+    )
+    # Measured on the standard-library benchmark and third-party code (README, "Definition vectors").
+    definition_vectors: str = _p(
+        "best",
+        "'best': a leaf that holds definitions inside it (small functions merged together, a small "
+        "class with its methods, a function with the comment above it) also gets one vector per such "
+        "definition, and its cosine with a query is the best of its vectors'; 'off': one vector per "
+        "leaf (the seed's).",
+        "embed",
+        choices=DEFINITION_VECTORS,
     )
     embedding_batch_size: int = _p(
         32,
@@ -299,16 +312,24 @@ class Parameters:
             )
 
     def chunk_key(self) -> str:
-        """Identity of the settings that decide how files are cut into leaves."""
+        """Identity of the settings that decide how files are cut into leaves and what of them is embedded."""
         key = f"min={self.minimum_chunk_token_length};max={self.maximum_chunk_token_length}"
-        return key if self.fragment_merging == "seed" else f"{key};fragments={self.fragment_merging}"
+        if self.fragment_merging != "seed":
+            key += f";fragments={self.fragment_merging}"
+        return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
 
     def hierarchy_params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["stage"] == "hierarchy"}
 
 
-# The parameters that decide how files are cut into leaves (stored with a repository's leaves).
-CHUNK_FIELDS = ("minimum_chunk_token_length", "maximum_chunk_token_length", "fragment_merging")
+# The parameters that decide how files are cut into leaves and what is embedded of them
+# (stored with a repository's leaves).
+CHUNK_FIELDS = (
+    "minimum_chunk_token_length",
+    "maximum_chunk_token_length",
+    "fragment_merging",
+    "definition_vectors",
+)
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The default encoder: DEFAULT_MODEL tuned on docstring → code pairs, int8, inside the package

@@ -241,7 +241,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
     parser.add_argument(
-        "--encoder", action="append", metavar="LABEL=MODEL@BACKEND[:WINDOW]", help="encoders: one encoder"
+        "--encoder",
+        action="append",
+        metavar="LABEL=MODEL@BACKEND[:WINDOW][;NAME=VALUE...]",
+        help="encoders: one encoder, with parameters of its own after semicolons",
     )
     parser.add_argument(
         "--kinds", default="docstring,comment", help="encoders: query kinds (default docstring,comment)"

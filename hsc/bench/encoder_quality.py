@@ -1,7 +1,8 @@
 """``python -m hsc bench encoders``: the quality benchmark once per encoder and query kind.
 
 Each encoder is named ``LABEL=MODEL@BACKEND[:WINDOW]`` (the vector cache's key
-form, e.g. ``base=all-MiniLM-L6-v2@onnx-int8:128``); each gets its own corpus
+form, e.g. ``base=all-MiniLM-L6-v2@onnx-int8:128``), optionally with parameters of
+its own after semicolons (``one=...;definition_vectors=off``); each gets its own corpus
 and database under ``--out/LABEL-KIND`` (the corpus is the same for every
 encoder of a kind, the vectors are not), and the same few systems are scored
 on the same queries. Every encoder after the first is compared with the first
@@ -23,16 +24,20 @@ SYSTEMS = ("flat", "two-stage", "hybrid", "hybrid-flat")
 COLUMNS = ("recall_at_1", "recall_at_10", "mrr_at_10", "leaves_scored_share")
 
 
-def parse_encoder(text: str) -> tuple[str, EncoderSpec]:
-    """``LABEL=MODEL@BACKEND[:WINDOW[+mean]]`` -> (label, spec)."""
-    label, sep, key = text.partition("=")
+def parse_encoder(text: str) -> tuple[str, EncoderSpec, dict[str, str]]:
+    """``LABEL=MODEL@BACKEND[:WINDOW[+mean]][;NAME=VALUE...]`` -> (label, spec, its own settings)."""
+    label, sep, rest = text.partition("=")
+    key, *own = rest.split(";")
+    settings = dict(part.partition("=")[::2] for part in own)
+    if any(not name or not value for name, value in settings.items()):
+        raise ValueError(f"--encoder {text!r}: write each setting after ';' as NAME=VALUE")
     spec = EncoderSpec.from_key(key)
     if not sep or not label or "@" not in key or spec.backend not in key:
         raise ValueError(
             f"--encoder {text!r}: write LABEL=MODEL@BACKEND[:WINDOW], "
             "e.g. base=all-MiniLM-L6-v2@onnx-int8:128"
         )
-    return label, spec
+    return label, spec, settings
 
 
 def held_out_files(folder: Path) -> frozenset[str]:
@@ -65,12 +70,13 @@ def bench_encoder_quality(
     rows, comparisons, corpora = [], [], {}
     for kind in kinds:
         ranks: dict[tuple[str, str], list[int | None]] = {}
-        for label, spec in named:
+        for label, spec, own in named:
             settings = {
                 "embedding_model": spec.model,
                 "embedding_backend": spec.backend,
                 "embedding_max_tokens": str(spec.window or 0),
                 "embedding_long_leaves": spec.long_leaves,
+                **own,
             }
             options = Options(
                 path=path,
@@ -93,7 +99,7 @@ def bench_encoder_quality(
                     {"encoder": label, "kind": kind, "system": row["system"]} | {c: row[c] for c in COLUMNS}
                 )
         first = named[0][0]
-        for label, _ in named[1:]:
+        for label, _, _ in named[1:]:
             for system in SYSTEMS:
                 compared = paired_bootstrap(ranks[(first, system)], ranks[(label, system)])
                 comparisons.append(
@@ -101,7 +107,9 @@ def bench_encoder_quality(
                 )
     return {
         "suite": "encoders",
-        "encoders": {label: spec.key for label, spec in named},
+        "encoders": {
+            label: ";".join([spec.key, *(f"{k}={v}" for k, v in own.items())]) for label, spec, own in named
+        },
         "corpora": corpora,
         "rows": rows,
         "comparisons": comparisons,

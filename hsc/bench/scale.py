@@ -25,11 +25,24 @@ from hsc.bench.memory import peak_rss_mb
 from hsc.bench.perf import _percentiles, synthetic_table
 from hsc.embed import EncoderSpec, normalise
 from hsc.hierarchy.boundaries import segment
-from hsc.hierarchy.groups import plan_hierarchy
+from hsc.hierarchy.groups import DefinitionVectors, plan_hierarchy
 from hsc.params import Parameters
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 
 SIZES = (10_000, 100_000, 1_000_000)
+# Definition vectors as the standard-library benchmark has them: 1,071 of 3,595 leaves (30%) hold
+# definitions inside them, 2,005 vectors among them (about 2 each; README, Definition vectors).
+DEFINITION_LEAF_SHARE = 0.3
+DEFINITIONS_PER_LEAF = 2
+
+
+def synthetic_definitions(vectors: np.ndarray, seed: int = 3) -> DefinitionVectors:
+    """Definition vectors for a share of the rows, each near its leaf's own vector."""
+    rng = np.random.default_rng(seed)
+    holding = np.sort(rng.choice(len(vectors), int(DEFINITION_LEAF_SHARE * len(vectors)), replace=False))
+    rows = np.repeat(holding, DEFINITIONS_PER_LEAF)
+    noise = rng.standard_normal(size=(len(rows), vectors.shape[1]), dtype=np.float32) * 0.05
+    return DefinitionVectors(rows.astype(np.int64), normalise(vectors[rows] + noise))
 
 
 def _query_vectors(vectors: np.ndarray, count: int, seed: int = 2) -> np.ndarray:
@@ -62,8 +75,18 @@ def measure_memory(n: int, queries: int) -> dict[str, Any]:
     mid_index = MidLevelIndex.build(plan.group_vectors)
     hnsw_seconds = time.perf_counter() - started
     retriever = TwoStageRetriever(table.vectors, plan.group_starts, plan.group_ends, mid_index)
+    definitions = synthetic_definitions(table.vectors)
+    with_definitions = TwoStageRetriever(
+        table.vectors, plan.group_starts, plan.group_ends, mid_index, definitions
+    )
     budget = math.ceil(params.stage1_leaf_share * n)
-    timings: dict[str, list[float]] = {"two_stage": [], "two_stage_seed": [], "flat": []}
+    timings: dict[str, list[float]] = {
+        "two_stage": [],
+        "two_stage_seed": [],
+        "flat": [],
+        "two_stage_definitions": [],
+        "flat_definitions": [],
+    }
     compared: dict[str, list[int]] = {"two_stage": [], "two_stage_seed": []}
     recall: dict[str, list[float]] = {"two_stage": [], "two_stage_seed": []}
     k = params.leaf_level_top_k
@@ -80,6 +103,12 @@ def measure_memory(n: int, queries: int) -> dict[str, Any]:
             timings[name].append(time.perf_counter() - started)
             compared[name].append(staged.leaves_compared)
             recall[name].append(len({hit.row for hit in staged.leaves} & best) / k)
+        started = time.perf_counter()
+        flat_search(table.vectors, query, k, definitions=definitions)
+        timings["flat_definitions"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        with_definitions.search(query, params.mid_level_top_k, k, budget, params.group_score_weight)
+        timings["two_stage_definitions"].append(time.perf_counter() - started)
     result = {
         "leaves": n,
         "files": len(table.paths),
@@ -101,6 +130,12 @@ def measure_memory(n: int, queries: int) -> dict[str, Any]:
             "recall_at_k_vs_flat": round(float(np.mean(recall[name])), 3),
         }
     result["two_stage"]["stage1_leaf_share"] = params.stage1_leaf_share
+    # The same searches with definition vectors (DEFINITION_LEAF_SHARE of the leaves hold them).
+    result["definitions"] = {
+        "vectors": len(definitions),
+        "flat": _percentiles(timings["flat_definitions"]),
+        "two_stage": _percentiles(timings["two_stage_definitions"]),
+    }
     result["hybrid"] = "not measured here: BM25 needs leaf text (see the database part)"
     result["peak_rss_mb"] = peak_rss_mb()
     return result
@@ -308,6 +343,14 @@ def format_scale(result: dict[str, Any]) -> str:
             f"{opened.get('sqlite', {}).get('open_seconds', '-')}/"
             f"{opened.get('side_file', {}).get('open_seconds', '-')}"
         )
+    for run in runs:
+        extra = run.get("definitions")
+        if extra:
+            lines.append(
+                f"{run['leaves']:>9,}  with {extra['vectors']:,} definition vectors: two-stage p50/p95 "
+                f"{extra['two_stage']['p50_ms']}/{extra['two_stage']['p95_ms']} ms, flat "
+                f"{extra['flat']['p50_ms']}/{extra['flat']['p95_ms']} ms"
+            )
     for run in runs:
         cost = run.get("store", {}).get("open", {}).get("side_file", {}).get("context_pack_cost_whole_query")
         if cost:

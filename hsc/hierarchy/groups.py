@@ -7,13 +7,50 @@ rebuild from cached vectors: no parsing, no embedding, no database.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from hsc.hierarchy.boundaries import Segmentation, segment
 from hsc.params import Parameters
+
+
+def _no_rows() -> np.ndarray:
+    return np.zeros(0, dtype=np.int64)
+
+
+def _no_vectors() -> np.ndarray:
+    return np.zeros((0, 0), dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class DefinitionVectors:
+    """The extra vectors of the leaves that hold definitions inside them
+    (:mod:`hsc.embed.definitions`): a search scores such a leaf by the best of its vectors."""
+
+    rows: np.ndarray = field(default_factory=_no_rows)  # int64, the leaf row of each vector, ascending
+    vectors: np.ndarray = field(default_factory=_no_vectors)  # float32 (m, dim), L2-normalised
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @cached_property
+    def _starts(self) -> np.ndarray:
+        """Index of the first vector of each leaf row from 0 to the last holding one, and past it."""
+        last = int(self.rows[-1]) + 1 if len(self.rows) else 0
+        return np.searchsorted(self.rows, np.arange(last + 1))
+
+    @cached_property
+    def runs(self) -> tuple[np.ndarray, np.ndarray]:
+        """(the leaf rows holding vectors, ascending; the index of each one's first vector)."""
+        rows, starts = np.unique(self.rows, return_index=True)
+        return rows, starts
+
+    def first_of_row(self, rows: np.ndarray) -> np.ndarray:
+        """The index of the first vector of each leaf row (of the next row's when it has none):
+        the vectors of row r are ``first_of_row(r)`` to ``first_of_row(r + 1)``, exclusive."""
+        return self._starts[np.minimum(rows, len(self._starts) - 1)]
 
 
 @dataclass(frozen=True)
@@ -29,6 +66,8 @@ class LeafTable:
     end_lines: np.ndarray  # int32
     token_counts: np.ndarray  # int32
     vectors: np.ndarray  # float32 (n, dim), L2-normalised
+    # Leaves holding definitions inside them have a vector for each too (none: one vector a leaf).
+    definitions: DefinitionVectors = field(default_factory=DefinitionVectors)
 
     def __len__(self) -> int:
         return len(self.leaf_ids)

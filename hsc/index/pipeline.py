@@ -20,12 +20,13 @@ from hsc.chunk.ingest import walk_repository
 from hsc.chunk.reading import read_file_bytes, stored_name
 from hsc.chunk.tokens import TokenCounter
 from hsc.embed import Embedder
+from hsc.embed.definitions import file_definition_texts
 from hsc.embed.pool import resolve_processes
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
 from hsc.index.estimate import record_rate
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
-from hsc.model import FileReport, ParsedFile, common_scope
+from hsc.model import FileReport, ParsedFile, common_scope, content_hash
 from hsc.params import CHUNK_FIELDS, Parameters, Settings
 from hsc.search.lexical import leaf_term_text
 from hsc.store import Store
@@ -59,14 +60,16 @@ class IndexReport:
     leaves: int = 0
     leaves_embedded: int = 0
     leaves_from_cache: int = 0
+    definitions_embedded: int = 0  # definition vectors (hsc.embed.definitions) made in this run
     seconds: float = 0.0
     problems: list[FileReport] = field(default_factory=list)  # skipped and failed files, with reasons
     # Why the summaries of the hierarchies rebuilt in this run are not what was asked for ("" when they are).
     summariser_note: str = ""
     # Files written again or removed: the only ones whose groups and documents change.
     changed_paths: list[str] = field(default_factory=list)
-    # Leaves embedded in this run that are longer than the encoder's window (``embedding_window``
-    # word pieces) and so embedded from their start only; None: the encoder does not count (torch).
+    # Texts embedded in this run (leaves and their definitions) that are longer than the encoder's
+    # window (``embedding_window`` word pieces) and so embedded from their start only; None: the
+    # encoder does not count (torch).
     leaves_truncated: int | None = None
     embedding_window: int = 0
     bytes_parsed: int = 0  # of the files parsed in this run (the machine's rate: hsc.index.estimate)
@@ -287,21 +290,35 @@ def _embed_and_write(
     progress: ProgressCallback,
 ) -> None:
     leaves = [leaf for parsed in parsed_files for leaf in parsed.leaves]
-    cached = store.cached_vectors(model, (leaf.content_hash for leaf in leaves))
+    # The texts each leaf is embedded by besides its own (hsc.embed.definitions), file by file.
+    held = [
+        file_definition_texts(parsed.leaves, parsed.definitions)
+        if params.definition_vectors == "best"
+        else []
+        for parsed in parsed_files
+    ]
+    extra = [text for texts in held for leaf_texts in texts for text in leaf_texts]
+    hashes = [leaf.content_hash for leaf in leaves] + [content_hash(text) for text in extra]
+    cached = store.cached_vectors(model, hashes)
     missing: dict[str, str] = {}
     for leaf in leaves:
         if leaf.content_hash not in cached:
             missing.setdefault(leaf.content_hash, leaf.embedding_text)
+    leaves_missing = len(missing)
+    for text, text_hash in zip(extra, hashes[len(leaves) :]):
+        if text_hash not in cached:
+            missing.setdefault(text_hash, text)
     report.leaves_from_cache += len(leaves) - sum(1 for leaf in leaves if leaf.content_hash in missing)
     if missing:
         embedder = get_embedder()
         texts = list(missing.values())
         truncated_before = getattr(embedder, "truncated", None)
+        what = "leaves" if len(texts) == leaves_missing else "leaves and definitions"
         vectors = embedder.embed(
             texts,
             batch_size=params.embedding_batch_size,
             on_batch=lambda done, total: progress(
-                Progress("embed", done, total, f"batch {done}/{total} of {len(texts)} leaves")
+                Progress("embed", done, total, f"batch {done}/{total} of {len(texts)} {what}")
             ),
         )
         if truncated_before is not None:
@@ -309,8 +326,9 @@ def _embed_and_write(
             report.embedding_window = int(getattr(embedder, "max_seq_length", 0))
         # Vectors first: a file row is only written once its vectors exist.
         store.save_vectors(model, dict(zip(missing, vectors)))
-        report.leaves_embedded += len(missing)
-    for parsed in parsed_files:
+        report.leaves_embedded += leaves_missing
+        report.definitions_embedded += len(missing) - leaves_missing
+    for parsed, texts in zip(parsed_files, held):
         store.replace_file(
             repository_id,
             parsed.report,
@@ -321,6 +339,7 @@ def _embed_and_write(
             parsed.facts,
             terms_of=leaf_term_text,
             bindings=parsed.bindings,
+            definition_hashes=[[content_hash(text) for text in leaf_texts] for leaf_texts in texts],
         )
         report.changed_paths.append(parsed.report.path)
         if parsed.report.status == "indexed":

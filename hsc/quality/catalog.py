@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hsc.chunk.tokens import get_counter
-from hsc.hierarchy.groups import HierarchyPlan, plan_hierarchy
+from hsc.hierarchy.groups import DefinitionVectors, HierarchyPlan, plan_hierarchy
 from hsc.params import Parameters
 from hsc.quality.corpus import Target
 from hsc.quality.systems import (
@@ -67,7 +67,8 @@ def contextual_corpus(corpus: Corpus) -> Corpus:
     paths = [table.paths[i] for i in table.file_index]
     vectors = corpus.embed_texts(contextual_texts(paths, table.scopes, corpus.texts))
     return Corpus(
-        dataclasses.replace(table, vectors=vectors),
+        # The contextual leaves alone: one vector each, as that system was measured.
+        dataclasses.replace(table, vectors=vectors, definitions=DefinitionVectors()),
         corpus.texts,
         corpus.store,
         corpus.repository_id,
@@ -204,16 +205,18 @@ QUICK_SYSTEMS = tuple(name for name in SYSTEM_NAMES if not SYSTEMS[name].embeds)
 
 # The Evaluate page's default run (logging, json and concurrent: 215 kB, 400 leaves; 150 queries;
 # the quick systems), `python -m hsc bench evaluate` on a quiet 2-core machine (load ~1), the
-# default encoder with each row run alone: a first run 4.5 s, reruns with every vector cached
-# 0.2-0.3 s without the sweep and 1.8-1.9 s with it. So about 200 texts embedded a second (550 in
-# about 2.6 s), a leaf is about 540 bytes, the sweep about 10 ms a query. (An earlier release on the
-# machine shared with other work took 40 s, 2.2 s and 11-13 s: expect several times these under load.)
-# The extra texts per leaf are the windows' 0.65, the groups' 0.2 and the contextual leaves' 1
-# (`bench quality`).
+# default encoder with each row run alone: a first run 4.5 s before definition vectors and 5.4 s with
+# them, reruns with every vector cached 0.3 s without the sweep and 2.2 s with it. So about 200 texts
+# embedded a second (550 in about 2.6 s), a leaf is about 540 bytes, the sweep about 10 ms a query.
+# (An earlier release on the machine shared with other work took 40 s, 2.2 s and 11-13 s: expect
+# several times these under load.) The extra texts per leaf are the definitions' 0.56 (the ten
+# packages' 2,005 for 3,595 leaves), the windows' 0.65, the
+# groups' 0.2 and the contextual leaves' 1 (`bench quality`).
 EMBEDDED_PER_SECOND = 200.0
 BYTES_PER_LEAF = 540
 RERUN_SECONDS = 0.4
 SWEEP_SECONDS_PER_QUERY = 0.01
+DEFINITION_TEXTS_PER_LEAF = 0.56
 EXTRA_TEXTS_PER_LEAF = {"token windows": 0.65, "group texts": 0.2, "contextual leaves": 1.0}
 
 
@@ -224,7 +227,8 @@ def expected_seconds(
     cached) of ``names`` on a corpus of ``corpus_bytes`` with ``queries`` queries."""
     leaves = corpus_bytes / BYTES_PER_LEAF
     extra = {SYSTEMS[n].embeds for n in check_names(names)} - {""}
-    texts = leaves * (1 + sum(EXTRA_TEXTS_PER_LEAF[kind] for kind in extra)) + queries
+    per_leaf = 1 + DEFINITION_TEXTS_PER_LEAF + sum(EXTRA_TEXTS_PER_LEAF[kind] for kind in extra)
+    texts = leaves * per_leaf + queries
     rerun = RERUN_SECONDS * leaves / 400 + (SWEEP_SECONDS_PER_QUERY * queries if sweep else 0.0)
     return texts / EMBEDDED_PER_SECOND + rerun, rerun
 

@@ -142,7 +142,9 @@ class Flat:
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
         lexical, lexical_ms = self.corpus.lexical(text) if self.lexical_weight else (None, 0.0)
-        found = flat_search(self.vectors, vector, k, lexical, self.lexical_weight)
+        found = flat_search(
+            self.vectors, vector, k, lexical, self.lexical_weight, self.corpus.table.definitions
+        )
         return Ranking([h.row for h in found.leaves], found.leaves_compared, lexical_ms=lexical_ms)
 
 
@@ -230,7 +232,11 @@ class TwoStage:
         vectors = plan.group_vectors if group_vectors is None else group_vectors
         self.group_vectors, self.group_starts = vectors, plan.group_starts
         self.retriever = TwoStageRetriever(
-            corpus.table.vectors, plan.group_starts, plan.group_ends, MidLevelIndex.build(vectors)
+            corpus.table.vectors,
+            plan.group_starts,
+            plan.group_ends,
+            MidLevelIndex.build(vectors),
+            corpus.table.definitions,
         )
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:

@@ -21,7 +21,7 @@ import numpy as np
 
 from hsc.embed import Embedder, EncoderSpec
 from hsc.embed.tuned import retired_note
-from hsc.hierarchy.groups import LeafTable
+from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
@@ -56,6 +56,11 @@ def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
     rows = np.flatnonzero(keep)
     old_files = table.file_index[rows]
     used, file_index = np.unique(old_files, return_inverse=True)
+    held = keep[table.definitions.rows]
+    new_row = np.cumsum(keep) - 1
+    definitions = DefinitionVectors(
+        new_row[table.definitions.rows[held]].astype(np.int64), table.definitions.vectors[held]
+    )
     return LeafTable(
         leaf_ids=table.leaf_ids[rows],
         file_index=file_index.astype(np.int32),
@@ -65,6 +70,7 @@ def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
         end_lines=table.end_lines[rows],
         token_counts=table.token_counts[rows],
         vectors=table.vectors[rows],
+        definitions=definitions,
     )
 
 
@@ -185,7 +191,7 @@ class Searching:
             group_starts,
             group_ends,
             mid_ids,
-            TwoStageRetriever(table.vectors, group_starts, group_ends, graph),
+            TwoStageRetriever(table.vectors, group_starts, group_ends, graph, table.definitions),
             TermCounts(self.store.term_documents, self.store.leaf_count),
             {int(leaf_id): row for row, leaf_id in enumerate(table.leaf_ids)},
         )
@@ -276,7 +282,12 @@ class Searching:
             # The flat ranking of the same family: fused with BM25 in the hybrid modes.
             started = time.perf_counter()
             exact = flat_search(
-                loaded.table.vectors, vector, params.leaf_level_top_k, lexical, params.lexical_weight
+                loaded.table.vectors,
+                vector,
+                params.leaf_level_top_k,
+                lexical,
+                params.lexical_weight,
+                loaded.table.definitions,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.

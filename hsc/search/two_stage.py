@@ -21,7 +21,7 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
-from hsc.hierarchy.groups import mean_pool
+from hsc.hierarchy.groups import DefinitionVectors, mean_pool
 from hsc.search.lexical import fuse
 
 # What ``Index.query(mode=...)`` accepts: the seed's two stages, the exact
@@ -182,7 +182,8 @@ class TwoStageRetriever:
     ``leaf_budget`` widens stage 1 until its groups hold that many leaves;
     ``group_weight`` adds the group's stage-1 score to each leaf's; ``lexical``
     (leaf row -> BM25 score) adds its best leaves to the candidates and fuses
-    its scores with the dense ones.
+    its scores with the dense ones; ``definitions`` score a leaf that holds
+    definitions by the best of its vectors (:func:`best_of_definitions`).
     """
 
     def __init__(
@@ -191,11 +192,14 @@ class TwoStageRetriever:
         group_starts: np.ndarray,
         group_ends: np.ndarray,
         mid_index: MidLevelIndex | Callable[[TwoStageRetriever], MidLevelIndex],
+        definitions: DefinitionVectors | None = None,
     ) -> None:
         """``mid_index`` is the HNSW index over the groups, or what loads or
         builds it from this retriever: then it is made on first use, as a
-        stage 1 widened past :data:`EXACT_STAGE1_SHARE` never walks it."""
+        stage 1 widened past :data:`EXACT_STAGE1_SHARE` never walks it. Groups
+        are pooled from the leaves' own vectors, never the definitions'."""
         self.leaf_vectors = leaf_vectors
+        self.definitions = definitions or DefinitionVectors()
         self.group_starts = group_starts
         self.group_ends = group_ends
         self._mid_index = mid_index
@@ -275,18 +279,10 @@ class TwoStageRetriever:
         return rows.astype(np.int64), scores
 
     def _row_scores(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
-        """Cosine of the leaves ``rows`` with the query, gathered ROWS_PER_BLOCK at a time
-        into one buffer that stays in the core's cache (see ROWS_PER_BLOCK)."""
-        if len(rows) <= ROWS_PER_BLOCK:
-            return np.asarray(self.leaf_vectors[rows] @ query, dtype=np.float32)
-        query = np.asarray(query, dtype=self.leaf_vectors.dtype)
-        scores = np.empty(len(rows), dtype=np.result_type(self.leaf_vectors.dtype, np.float32))
-        block = np.empty((ROWS_PER_BLOCK, self.leaf_vectors.shape[1]), dtype=self.leaf_vectors.dtype)
-        for start in range(0, len(rows), ROWS_PER_BLOCK):
-            part = rows[start : start + ROWS_PER_BLOCK]
-            self.leaf_vectors.take(part, axis=0, out=block[: len(part)])
-            np.matmul(block[: len(part)], query, out=scores[start : start + len(part)])
-        return scores
+        """Cosine of the leaves ``rows`` with the query (the best of a leaf's vectors)."""
+        return best_of_definitions(
+            gathered_scores(self.leaf_vectors, rows, query), rows, self.definitions, query
+        )
 
     def search(
         self,
@@ -333,6 +329,53 @@ class TwoStageRetriever:
         return Retrieval(groups, leaves, int(len(rows)), opened_leaves)
 
 
+def gathered_scores(vectors: np.ndarray, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Cosine of the ``rows`` of ``vectors`` with the query, gathered ROWS_PER_BLOCK at a
+    time into one buffer that stays in the core's cache (see ROWS_PER_BLOCK)."""
+    if len(rows) <= ROWS_PER_BLOCK:
+        return np.asarray(vectors[rows] @ query, dtype=np.float32)
+    query = np.asarray(query, dtype=vectors.dtype)
+    scores = np.empty(len(rows), dtype=np.result_type(vectors.dtype, np.float32))
+    block = np.empty((ROWS_PER_BLOCK, vectors.shape[1]), dtype=vectors.dtype)
+    for start in range(0, len(rows), ROWS_PER_BLOCK):
+        part = rows[start : start + ROWS_PER_BLOCK]
+        vectors.take(part, axis=0, out=block[: len(part)])
+        np.matmul(block[: len(part)], query, out=scores[start : start + len(part)])
+    return scores
+
+
+def best_of_definitions(
+    scores: np.ndarray, rows: np.ndarray, definitions: DefinitionVectors, query: np.ndarray
+) -> np.ndarray:
+    """``scores`` (of the leaves ``rows``) raised, for each leaf with definition vectors, to the
+    best cosine among them: a query about one function of a merged leaf meets that function's
+    vector, not only the blend (:mod:`hsc.embed.definitions`)."""
+    if not len(definitions) or not len(rows):
+        return scores
+    first = definitions.first_of_row(rows)
+    counts = definitions.first_of_row(rows + 1) - first
+    holding = np.flatnonzero(counts)
+    if not len(holding):
+        return scores
+    counts = counts[holding]
+    # The definition vectors of each holding row, one run per row, rows in their order here.
+    run_starts = np.cumsum(counts) - counts
+    picked = np.repeat(first[holding] - run_starts, counts) + np.arange(int(counts.sum()))
+    best = np.maximum.reduceat(gathered_scores(definitions.vectors, picked, query), run_starts)
+    out = np.array(scores, dtype=np.result_type(scores.dtype, np.float32))
+    out[holding] = np.maximum(out[holding], best)
+    return out
+
+
+def _best_of_all(scores: np.ndarray, definitions: DefinitionVectors, query: np.ndarray) -> np.ndarray:
+    """:func:`best_of_definitions` over the whole table: one product with every definition vector."""
+    rows, run_starts = definitions.runs
+    best = np.maximum.reduceat(definitions.vectors @ query.astype(np.float32), run_starts)
+    out = np.array(scores, dtype=np.result_type(scores.dtype, np.float32))
+    out[rows] = np.maximum(out[rows], best)
+    return out
+
+
 def lexical_by_row(lexical: dict[int, float], leaves: int, dtype: type = np.float32) -> np.ndarray:
     """The BM25 score of each of the table's ``leaves`` rows, 0 for a row the look-up did not find."""
     scores = np.zeros(leaves, dtype=dtype)
@@ -346,12 +389,16 @@ def flat_search(
     k: int,
     lexical: dict[int, float] | None = None,
     lexical_weight: float = 0.0,
+    definitions: DefinitionVectors | None = None,
 ) -> Retrieval:
     """Exact cosine over every leaf: the baseline two-stage retrieval is judged by
-    (with ``lexical``, fused with BM25 as in :meth:`TwoStageRetriever.search`)."""
+    (with ``lexical``, fused with BM25 as in :meth:`TwoStageRetriever.search`; with
+    ``definitions``, a leaf holding definitions scored by the best of its vectors)."""
     if len(leaf_vectors) == 0:
         return Retrieval(GroupHits(), [], 0)
     scores = leaf_vectors @ query
+    if definitions is not None and len(definitions):
+        scores = _best_of_all(scores, definitions, query)
     if lexical:
         scores = fuse(scores, lexical_by_row(lexical, len(scores)), lexical_weight)
     leaves = [LeafHit(int(i), float(scores[i]), -1, float("nan")) for i in top_k(scores, k)]

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from hsc.hierarchy.groups import LeafTable
+from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import Definition, FileReport, ImportBinding, Leaf, LeafFacts
 from hsc.store.lexicon import LexicalTables, TermsOf
 from hsc.store.schema import (
@@ -85,11 +85,13 @@ class FileTables(LexicalTables):
         facts: Iterable[LeafFacts] = (),
         terms_of: TermsOf | None = None,
         bindings: Iterable[ImportBinding] = (),
+        definition_hashes: Iterable[list[str]] = (),
     ) -> None:
         """Write one file, its leaves and their facts atomically, replacing what was there.
         ``facts`` is parallel to ``leaves`` (or empty). ``terms_of(scope, text, defines)``
         gives each leaf's row in the lexical table (:func:`hsc.search.lexical.leaf_term_text`);
-        without it the leaves get none until :meth:`sync_leaf_terms`."""
+        without it the leaves get none until :meth:`sync_leaf_terms`. ``definition_hashes``,
+        parallel to ``leaves`` (or empty): the content hashes of each leaf's definition vectors."""
         facts = list(facts)
         with self.transaction():
             if terms_of is not None:
@@ -139,6 +141,14 @@ class FileTables(LexicalTables):
             self.conn.execute(
                 "INSERT OR REPLACE INTO meta (key, value) VALUES ('leaf_high_water', ?)",
                 (str(first_id + len(leaves) - 1),),
+            )
+            self.conn.executemany(
+                "INSERT INTO definition_vectors (leaf_id, ordinal, content_hash) VALUES (?, ?, ?)",
+                [
+                    (first_id + ordinal, number, content_hash)
+                    for ordinal, hashes in enumerate(definition_hashes)
+                    for number, content_hash in enumerate(hashes)
+                ],
             )
             self._write_facts(file_id, definitions, facts, bindings)
             if terms_of is not None:
@@ -343,6 +353,7 @@ class FileTables(LexicalTables):
 
         A leaf whose vector is missing (only possible mid-run) is left out, so
         the table is always consistent."""
+        asked = paths
         only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         rows = self.conn.execute(
             f"""SELECT l.id, f.path, l.scope, l.start_line, l.end_line, l.token_count, e.vector,
@@ -359,6 +370,7 @@ class FileTables(LexicalTables):
                 paths.append(row[1])
             file_index[i] = len(paths) - 1
         vectors = blobs_to_matrix([row[6] for row in rows], [row[7] for row in rows])
+        row_of = {row[0]: number for number, row in enumerate(rows)}
         return LeafTable(
             leaf_ids=np.array([row[0] for row in rows], dtype=np.int64),
             file_index=file_index,
@@ -368,4 +380,27 @@ class FileTables(LexicalTables):
             end_lines=np.array([row[4] for row in rows], dtype=np.int32),
             token_counts=np.array([row[5] for row in rows], dtype=np.int32),
             vectors=vectors,
+            definitions=self._definition_vectors(repository_id, model, row_of, only, asked),
+        )
+
+    def _definition_vectors(
+        self, repository_id: int, model: str, row_of: dict[int, int], only: str, paths: list[str] | None
+    ) -> DefinitionVectors:
+        """The definition vectors of the leaves ``row_of`` maps to table rows (those of a leaf
+        left out, or missing mid-run, are left out too), rows ascending."""
+        if not self.has_table("definition_vectors"):  # an older database opened read-only
+            return DefinitionVectors()
+        found = self.conn.execute(
+            f"""SELECT d.leaf_id, e.vector, e.dimension
+               FROM definition_vectors d JOIN leaves l ON l.id = d.leaf_id JOIN files f ON f.id = l.file_id
+               JOIN embeddings e ON e.model = ? AND e.content_hash = d.content_hash
+               WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal, d.ordinal""",
+            (model, repository_id, *(paths or [])),
+        ).fetchall()
+        found = [row for row in found if row[0] in row_of]
+        if not found:
+            return DefinitionVectors()
+        return DefinitionVectors(
+            np.array([row_of[row[0]] for row in found], dtype=np.int64),
+            blobs_to_matrix([row[1] for row in found], [row[2] for row in found]),
         )

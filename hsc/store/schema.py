@@ -128,6 +128,14 @@ CREATE TABLE IF NOT EXISTS definitions (
     end_line INTEGER NOT NULL,
     PRIMARY KEY (file_id, ordinal)
 );
+-- The texts a leaf holding definitions inside it is also embedded by, one per such definition
+-- (hsc.embed.definitions); their vectors are the embeddings under these hashes.
+CREATE TABLE IF NOT EXISTS definition_vectors (
+    leaf_id INTEGER NOT NULL REFERENCES leaves(id) ON DELETE CASCADE,
+    ordinal INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (leaf_id, ordinal)
+);
 CREATE TABLE IF NOT EXISTS leaf_facts (
     leaf_id INTEGER PRIMARY KEY REFERENCES leaves(id) ON DELETE CASCADE,
     imports TEXT NOT NULL,  -- JSON arrays of names

@@ -26,7 +26,7 @@ from typing import Protocol, overload
 
 import numpy as np
 
-from hsc.hierarchy.groups import LeafTable
+from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 
 _SCOPE_SEPARATOR = "\0"
 # A side file is written only when the disk has this many times its size free.
@@ -114,6 +114,8 @@ class SideFiles:
                 paths = columns["paths"].tolist()
                 start_lines, end_lines = columns["start_lines"], columns["end_lines"]
                 token_counts = columns["token_counts"]
+                # A set saved before definition vectors existed was saved for a database without any.
+                definition_rows = columns.get("definition_rows")
             # A plain array over the mapped pages (a memmap subclass would leak into every result).
             vectors = (
                 np.load(vectors_path, mmap_mode="r").view(np.ndarray)
@@ -122,6 +124,14 @@ class SideFiles:
             )
             if len(vectors) != len(leaf_ids):
                 return None
+            definitions = DefinitionVectors()
+            if definition_rows is not None and len(definition_rows):
+                definition_vectors = np.load(
+                    self._name("leaves", owner, stamp, ".definitions.npy"), mmap_mode="r"
+                ).view(np.ndarray)
+                if len(definition_vectors) != len(definition_rows):
+                    return None
+                definitions = DefinitionVectors(definition_rows, definition_vectors)
             # Mapped now, read on first use: a writer may replace the file before a scope is
             # asked for, and a mapping (like the vectors') keeps the bytes this stamp was saved with.
             scopes = _mapped(scopes_path)
@@ -140,6 +150,7 @@ class SideFiles:
             end_lines=end_lines,
             token_counts=token_counts,
             vectors=vectors,
+            definitions=definitions,
         )
 
     def save_table(self, repository_id: int, stamp: str, table: LeafTable) -> bool:
@@ -149,7 +160,9 @@ class SideFiles:
         if scopes.count(_SCOPE_SEPARATOR) != max(len(table) - 1, 0):
             return False  # a scope holding the separator could not be read back
         # Written only with room to spare: a cache must never take the space the database needs.
-        needed = table.vectors.size * 4 + len(scopes) + 64 * len(table) + 4096
+        needed = (
+            (table.vectors.size + table.definitions.vectors.size) * 4 + len(scopes) + 64 * len(table) + 4096
+        )
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             self._replace_others(owner, "leaves", stamp)  # stale copies go first, freeing their space
@@ -158,6 +171,11 @@ class SideFiles:
             if len(table):
                 vectors = np.ascontiguousarray(table.vectors, dtype=np.float32)
                 self._write(self._name("leaves", owner, stamp, ".npy"), lambda p: _save_npy(p, vectors))
+            if len(table.definitions):
+                extra = np.ascontiguousarray(table.definitions.vectors, dtype=np.float32)
+                self._write(
+                    self._name("leaves", owner, stamp, ".definitions.npy"), lambda p: _save_npy(p, extra)
+                )
             self._write(
                 self._name("leaves", owner, stamp, ".scopes"),
                 lambda p: p.write_text(scopes, encoding="utf-8"),
@@ -174,6 +192,7 @@ class SideFiles:
                     start_lines=table.start_lines,
                     end_lines=table.end_lines,
                     token_counts=table.token_counts,
+                    definition_rows=table.definitions.rows,
                 ),
             )
         except OSError:
