@@ -67,10 +67,17 @@ def mode_explanation(params: Parameters) -> str:
         if mode in LEXICAL_MODES
         else ""
     )
+    definitions = (
+        " A leaf holding several definitions (small functions merged, a small class kept whole) counts "
+        "the best cosine among its own vector and each definition's (definition_vectors)."
+        if params.definition_vectors == "best"
+        else ""
+    )
     if mode in FLAT_MODES:
         return (
             f"**Stage 5: retrieval, here `{mode}`.** Every leaf is scored against the query (cosine of "
-            f"the embeddings).{lexical} The two-stage search beside it is what the hierarchy is for."
+            f"the embeddings).{definitions}{lexical} The two-stage search beside it is what the hierarchy "
+            "is for."
         )
     widened = (
         "opens the nearest groups until they hold stage1_leaf_share of all leaves (never fewer than "
@@ -81,8 +88,8 @@ def mode_explanation(params: Parameters) -> str:
     return (
         f"**Stage 5: two-stage retrieval, here `{mode}`.** Stage 1 ranks the mid-level groups by the cosine "
         f"of their mean vector with the query and {widened}; stage 2 scores only the leaves inside them and "
-        f"keeps leaf_level_top_k.{lexical} The flat search scores every leaf: the exact answer the two "
-        "stages try to match while reading fewer leaves."
+        f"keeps leaf_level_top_k.{definitions}{lexical} The flat search scores every leaf: the exact answer "
+        "the two stages try to match while reading fewer leaves."
     )
 
 
