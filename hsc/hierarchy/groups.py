@@ -44,8 +44,8 @@ class DefinitionVectors:
     @cached_property
     def runs(self) -> tuple[np.ndarray, np.ndarray]:
         """(the leaf rows holding vectors, ascending; the index of each one's first vector)."""
-        rows, starts = np.unique(self.rows, return_index=True)
-        return rows, starts
+        holding = np.flatnonzero(np.diff(self._starts))
+        return holding, self._starts[holding]
 
     def first_of_row(self, rows: np.ndarray) -> np.ndarray:
         """The index of the first vector of each leaf row (of the next row's when it has none):

@@ -290,22 +290,25 @@ def _embed_and_write(
     progress: ProgressCallback,
 ) -> None:
     leaves = [leaf for parsed in parsed_files for leaf in parsed.leaves]
-    # The texts each leaf is embedded by besides its own (hsc.embed.definitions), file by file.
+    # The texts each leaf is embedded by besides its own (hsc.embed.definitions), file by file,
+    # each leaf's as {content hash: text}.
     held = [
-        file_definition_texts(parsed.leaves, parsed.definitions)
+        [
+            {content_hash(text): text for text in texts}
+            for texts in file_definition_texts(p.leaves, p.definitions)
+        ]
         if params.definition_vectors == "best"
         else []
-        for parsed in parsed_files
+        for p in parsed_files
     ]
-    extra = [text for texts in held for leaf_texts in texts for text in leaf_texts]
-    hashes = [leaf.content_hash for leaf in leaves] + [content_hash(text) for text in extra]
-    cached = store.cached_vectors(model, hashes)
+    extra = {h: text for per_leaf in held for texts in per_leaf for h, text in texts.items()}
+    cached = store.cached_vectors(model, [leaf.content_hash for leaf in leaves] + list(extra))
     missing: dict[str, str] = {}
     for leaf in leaves:
         if leaf.content_hash not in cached:
             missing.setdefault(leaf.content_hash, leaf.embedding_text)
     leaves_missing = len(missing)
-    for text, text_hash in zip(extra, hashes[len(leaves) :]):
+    for text_hash, text in extra.items():
         if text_hash not in cached:
             missing.setdefault(text_hash, text)
     report.leaves_from_cache += len(leaves) - sum(1 for leaf in leaves if leaf.content_hash in missing)
@@ -328,7 +331,7 @@ def _embed_and_write(
         store.save_vectors(model, dict(zip(missing, vectors)))
         report.leaves_embedded += leaves_missing
         report.definitions_embedded += len(missing) - leaves_missing
-    for parsed, texts in zip(parsed_files, held):
+    for parsed, per_leaf in zip(parsed_files, held):
         store.replace_file(
             repository_id,
             parsed.report,
@@ -339,7 +342,7 @@ def _embed_and_write(
             parsed.facts,
             terms_of=leaf_term_text,
             bindings=parsed.bindings,
-            definition_hashes=[[content_hash(text) for text in leaf_texts] for leaf_texts in texts],
+            definition_hashes=[list(texts) for texts in per_leaf],
         )
         report.changed_paths.append(parsed.report.path)
         if parsed.report.status == "indexed":

@@ -163,13 +163,6 @@ class Database:
             with suppress(sqlite3.Error):
                 self.conn.execute(f"PRAGMA busy_timeout={int(previous)}")
 
-    def has_table(self, table: str) -> bool:
-        """Whether the database has ``table``: one opened read-only may be older than it."""
-        if not self.read_only:
-            return True
-        found = self.conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,))
-        return found.fetchone() is not None
-
     def added_column(self, table: str, column: str) -> str:
         """What to select for a column of hsc.store.schema.ADDED_COLUMNS: the column, or its default
         on a database opened read-only that was made before the column was added."""

@@ -388,7 +388,7 @@ class FileTables(LexicalTables):
     ) -> DefinitionVectors:
         """The definition vectors of the leaves ``row_of`` maps to table rows (those of a leaf
         left out, or missing mid-run, are left out too), rows ascending."""
-        if not self.has_table("definition_vectors"):  # an older database opened read-only
+        if not self._has_table("definition_vectors"):  # an older database opened read-only
             return DefinitionVectors()
         found = self.conn.execute(
             f"""SELECT d.leaf_id, e.vector, e.dimension
