@@ -15,9 +15,11 @@ from hsc.chunk.parse import cut_file
 from hsc.chunk.tokens import get_counter
 from hsc.embed.definitions import file_definition_texts, held_definitions
 from hsc.hierarchy.groups import DefinitionVectors, LeafTable, mean_pool
+from hsc.model import content_hash
 from hsc.params import Parameters
 from hsc.search.searching import _table_rows
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, best_of_definitions, flat_search
+from hsc.store import Store
 
 SHAPES = """import math
 
@@ -222,3 +224,31 @@ def test_indexing_embeds_definitions_and_queries_rank_by_the_best_vector(tmp_pat
         found = index.query(text, mode="flat", record=False)
         hit = next(r for r in found.flat if r.scope == "shapes.Circle")
         assert abs(hit.score - own) < 1e-4
+
+
+def test_a_database_from_before_definition_vectors_is_read_then_completed(tmp_path, embedder):
+    repo = tmp_path / "shapes"
+    repo.mkdir()
+    (repo / "shapes.py").write_text(SHAPES)
+    database = tmp_path / "index.db"
+    with Index.open(database, embedder=embedder) as index:
+        first = index.index(repo)
+    # Make it what an older hsc wrote: no such table, no such vectors, files cut under the old key.
+    conn = sqlite3.connect(database)
+    conn.executescript(
+        "DROP TABLE definition_vectors;"
+        "UPDATE files SET chunk_key = replace(chunk_key, ';definitions=best', '');"
+    )
+    hashes = [content_hash(text) for text in _texts()]
+    conn.executemany("DELETE FROM embeddings WHERE content_hash = ?", [(h,) for h in hashes])
+    conn.commit()
+    conn.close()
+    with Index(Store(database, read_only=True), embedder=embedder) as index:  # creates nothing
+        assert len(index.leaf_table().definitions) == 0
+        assert index.query("the perimeter of a circle", record=False).results
+    with Index.open(database, embedder=embedder) as index:  # opening adds the table
+        again = index.index(repo)
+        assert again.files_parsed == 1  # the new key re-cuts the file ...
+        assert again.leaves_embedded == 0  # ... its leaves' vectors come from the cache
+        assert again.definitions_embedded == first.definitions_embedded == len(_texts())
+        assert len(index.leaf_table().definitions) == len(_texts())
