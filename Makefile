@@ -1,5 +1,5 @@
 # Two entry points, each doing all of the set-up on a fresh machine:
-#   make app    create .venv, install, start the app on a bundled sample repository
+#   make app    create .venv, install, start the app (`hsc app`) on a bundled sample repository
 #   make test   create .venv, install, lint and run the whole test suite
 #   make readme      rerun the README's command-line transcripts and write what they print into it
 #   make screenshots the browser tests' screenshots into docs/screenshots (the README shows them)
@@ -9,7 +9,7 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN = $(VENV)/bin
-SAMPLE ?= sample_repos/inventory_py
+SAMPLE ?= hsc/samples/inventory_py
 PORT ?= 8501
 
 .PHONY: app test test-install lint bench extras dist readme screenshots
@@ -27,7 +27,7 @@ $(BIN)/.extras: $(BIN)/.installed pyproject.toml
 extras: $(BIN)/.extras
 
 app: $(BIN)/.installed
-	HSC_APP_REPO=$(SAMPLE) $(BIN)/streamlit run app.py --server.port $(PORT)
+	$(BIN)/hsc app $(SAMPLE) --port $(PORT)
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -313,6 +313,12 @@ def command_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_app(args: argparse.Namespace) -> int:
+    from hsc.app.launch import run_app
+
+    return run_app(args.repo, args.db, args.port, args.host)
+
+
 def command_params(args: argparse.Namespace) -> int:
     for kind in (Parameters, Settings):
         print(f"[{kind.__name__.lower()}]")
@@ -470,6 +476,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="a sample query (repeatable; default: suggested ones)",
     )
     report.set_defaults(run=command_report)
+
+    app = sub.add_parser(
+        "app",
+        help="the app in a browser: tune the parameters and see every stage (needs the app extra)",
+        description="Start the Streamlit app on this machine. At its first start it indexes REPO (the "
+        "bundled sample when none is given) into its database.",
+    )
+    app.add_argument("repo", nargs="?", metavar="REPO", help="folder to index at the first start")
+    app.add_argument("--db", help="the app's database (default: .hsc/app.db here)")
+    app.add_argument("--port", type=int, help="port to serve on (default: Streamlit's, 8501)")
+    app.add_argument("--host", help="address to serve on (default: 127.0.0.1, this machine only)")
+    app.set_defaults(run=command_app)
 
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)

@@ -14,7 +14,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # One ONNX export for every database the tests make (and the CLI subprocesses they run).
 os.environ.setdefault("HSC_ENCODER_DIR", str(ROOT / ".pytest_cache" / "hsc-encoders"))
 
-SAMPLE_REPOS = ROOT / "sample_repos"
+SAMPLE_REPOS = ROOT / "hsc" / "samples"
 
 
 @pytest.fixture(scope="session")

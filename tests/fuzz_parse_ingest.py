@@ -30,7 +30,7 @@ COUNTER = get_counter()
 PARAMS = Parameters(minimum_chunk_token_length=8, maximum_chunk_token_length=48)
 SETTINGS = Settings(max_file_bytes=200_000, max_line_length=4000)
 EXTENSIONS = sorted({*LANGUAGE_BY_EXTENSION, ".txt"})
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLES = Path(__file__).resolve().parent.parent / "hsc" / "samples"
 FOLDER = Path(tempfile.mkdtemp(prefix="hsc-fuzz-"))
 
 

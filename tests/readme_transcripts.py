@@ -62,7 +62,7 @@ def transcripts(text: str) -> list[Transcript]:
 
 
 def run_block(commands: list[str], workdir: Path) -> list[list[str]]:
-    """Each command's stdout lines, run in ``workdir`` (which holds ``sample_repos``)."""
+    """Each command's stdout lines, run in ``workdir`` (which holds ``hsc/samples``)."""
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
     printed = []
     for command in commands:
@@ -82,8 +82,8 @@ def run_block(commands: list[str], workdir: Path) -> list[list[str]]:
 def fresh_checkout(folder: Path) -> Path:
     """A folder laid out like the repository's top, with a copy of the sample the README indexes."""
     shutil.copytree(
-        ROOT / "sample_repos" / "inventory_py",
-        folder / "sample_repos" / "inventory_py",
+        ROOT / "hsc" / "samples" / "inventory_py",
+        folder / "hsc" / "samples" / "inventory_py",
         ignore=shutil.ignore_patterns(".hsc"),
     )
     return folder

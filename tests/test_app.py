@@ -17,13 +17,13 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import NumberInput
 
 from hsc import Index, Parameters
+from hsc.app.ui.text import line_range
 from hsc.integrations.tools import DEFAULT_BUDGET
-from ui.text import line_range
 
 APP_DIR = Path(__file__).resolve().parent.parent
-APP = APP_DIR / "app.py"
-SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
-SECOND_SAMPLE = APP_DIR / "sample_repos" / "shortlink_go"
+APP = APP_DIR / "hsc" / "app" / "app.py"
+SAMPLE = APP_DIR / "hsc" / "samples" / "inventory_py"
+SECOND_SAMPLE = APP_DIR / "hsc" / "samples" / "shortlink_go"
 # Loading the model takes ~5 s and indexing a sample some seconds more, on two slow cores.
 TIMEOUT = 240
 
@@ -99,7 +99,7 @@ def test_first_visit_indexes_the_default_repository_and_lists_it() -> None:
 
 def test_the_first_start_says_the_encoder_is_prepared_once(tmp_path: Path) -> None:
     from hsc import Index, Settings
-    from ui.context import encoder_message
+    from hsc.app.ui.context import encoder_message
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HSC_ENCODER_DIR", str(tmp_path / "no-export-yet"))

@@ -45,7 +45,7 @@ def checked(app: AppTest) -> AppTest:
 
 
 def test_excluded_paths_stay_out_and_data_files_are_a_class(folder: Path, app_database: Path) -> None:
-    app = checked(AppTest.from_file(str(APP_DIR / "app.py"), default_timeout=TIMEOUT).run())
+    app = checked(AppTest.from_file(str(APP_DIR / "hsc" / "app" / "app.py"), default_timeout=TIMEOUT).run())
     app.radio(key="repo:source").set_value("A folder on this machine").run()
     app.text_input(key="repo:path").input(str(folder)).run()
     checked(app.text_input(key="repo:exclude").input("generated/").run())

@@ -15,8 +15,8 @@ from hsc import Index, Parameters
 from hsc.integrations.tools import DEFAULT_BUDGET
 
 APP_DIR = Path(__file__).resolve().parent.parent
-APP = APP_DIR / "app.py"
-SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
+APP = APP_DIR / "hsc" / "app" / "app.py"
+SAMPLE = APP_DIR / "hsc" / "samples" / "inventory_py"
 TIMEOUT = 240
 
 

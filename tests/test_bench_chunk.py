@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hsc.bench.chunk import bench_chunk
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLES = Path(__file__).resolve().parent.parent / "hsc" / "samples"
 
 
 def test_bench_chunk_times_the_cut_and_where_its_time_goes() -> None:

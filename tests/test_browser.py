@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.browser
 
 APP_DIR = Path(__file__).resolve().parent.parent
-SAMPLE = APP_DIR / "sample_repos" / "inventory_py"
+SAMPLE = APP_DIR / "hsc" / "samples" / "inventory_py"
 # The first page load opens the model and indexes the sample: allow for slow machines.
 FIRST_PAGE_MS = 240_000
 PAGE_MS = 90_000

@@ -27,7 +27,7 @@ from hsc.quality.context_report import (
 )
 from hsc.store import Store
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent.parent / "hsc" / "app" / "app.py"
 TIMEOUT = 240
 
 

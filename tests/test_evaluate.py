@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from hsc.quality.corpus import MIN_QUERIES
 
-APP = Path(__file__).resolve().parent.parent / "app.py"
+APP = Path(__file__).resolve().parent.parent / "hsc" / "app" / "app.py"
 # Small standard-library modules with many documented functions (about 30 queries in 23 kB).
 MODULES = ("calendar.py", "bisect.py")
 TIMEOUT = 240

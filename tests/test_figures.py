@@ -118,7 +118,7 @@ def test_file_names_along_the_top_never_overlap():
 
 
 def test_the_limits_are_named_above_the_histogram_and_axis_titles_clear_their_ticks():
-    from ui.charts import folder_leaves_figure, token_histogram
+    from hsc.app.ui.charts import folder_leaves_figure, token_histogram
 
     # The tallest bars sit at the maximum (split pieces): a name inside the plot was cut by them.
     figure = token_histogram([12, 30, 250, 256, 256, 256], 24, 256)

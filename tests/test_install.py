@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -75,6 +76,12 @@ def test_the_wheel_and_sdist_hold_every_module_and_the_type_marker(built):
     assert len(modules) > 80
     in_wheel = set(zipfile.ZipFile(wheel).namelist())
     assert modules | {"hsc/py.typed"} <= in_wheel
+    # The app and the samples it opens on, so `hsc app` works from any folder.
+    shipped = {p.relative_to(ROOT).as_posix() for p in (ROOT / "hsc" / "app").rglob("*") if p.is_file()}
+    shipped |= {p.relative_to(ROOT).as_posix() for p in SAMPLE_REPOS.rglob("*") if p.is_file()}
+    shipped = {name for name in shipped if "__pycache__" not in name and "/.hsc/" not in name}
+    assert {"hsc/app/app.py", "hsc/app/pages/5_Query.py", "hsc/app/ui/favicon.png"} <= shipped
+    assert shipped <= in_wheel, sorted(shipped - in_wheel)
     entry_points = zipfile.ZipFile(wheel).read(f"hsc-{__version__}.dist-info/entry_points.txt").decode()
     assert "hsc = hsc.cli:main" in entry_points
     with tarfile.open(sdist) as archive:
@@ -132,3 +139,57 @@ def test_the_lean_core_installs_without_torch_and_indexes_and_queries(built, tmp
     torch_index = [hsc, "index", repo, "--db", tmp_path / "torch.db", "--set", "embedding_backend=torch"]
     assert "pip install 'hsc[torch]'" in refused(torch_index, elsewhere)
     assert "pip install 'hsc[mcp]'" in refused([hsc, "mcp", "--db", database], elsewhere)
+    app = _run([hsc, "app"], elsewhere)
+    assert app.returncode == 2 and app.stderr.count("\n") == 1, app.stderr
+    assert "pip install 'hsc[app]'" in app.stderr
+
+
+def test_hsc_app_from_the_wheel_serves_the_bundled_sample(built, tmp_path):
+    """`pip install "hsc[app]"` from the wheel, then `hsc app` from an empty folder: the sample is
+    indexed at the first start and the first page renders in a real browser."""
+    from hsc.bench.browser import CHROMIUM, CHROMIUM_ARGS, free_port, healthy
+
+    wheel, _ = built
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", venv], cwd=tmp_path)
+    run([venv / "bin" / "python", "-m", "pip", "install", "--quiet", f"{wheel}[app]"], cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HSC_ENCODER_DIR", "VIRTUAL_ENV")}
+    env.pop("HSC_APP_REPO", None)
+    env.pop("HSC_APP_DB", None)
+    log = tmp_path / "app.log"
+    with log.open("w") as output:
+        server = subprocess.Popen(
+            [venv / "bin" / "hsc", "app", "--port", str(port)],
+            cwd=elsewhere,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(360):
+            if healthy(url) or server.poll() is not None:
+                break
+            time.sleep(0.25)
+        assert healthy(url), log.read_text()[-3000:]
+        if not CHROMIUM.exists():
+            if os.environ.get("HSC_REQUIRE_BROWSER"):
+                raise AssertionError(f"{CHROMIUM} is missing")
+            pytest.skip(f"{CHROMIUM} is not installed")
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            page = browser.new_page()
+            page.goto(url)
+            # The first start indexes the bundled sample into .hsc/app.db under the current folder.
+            page.get_by_text("inventory_py", exact=False).first.wait_for(timeout=240_000)
+            page.get_by_role("heading", name="Repository").wait_for(timeout=60_000)
+            browser.close()
+        assert (elsewhere / ".hsc" / "app.db").is_file()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

@@ -147,7 +147,7 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
 
 def test_mcp_over_stdio(tmp_path: Path) -> None:
     repo = tmp_path / "inventory_py"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
     elsewhere = tmp_path / "not_indexed"
     elsewhere.mkdir()
     asyncio.run(_agent_over_stdio(tmp_path / "db" / "index.db", repo, elsewhere))
@@ -155,7 +155,7 @@ def test_mcp_over_stdio(tmp_path: Path) -> None:
 
 def test_mcp_over_http(tmp_path: Path) -> None:
     repo = tmp_path / "inventory_py"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
     for path in repo.rglob("*.py"):  # a small repository: this test is about the transport
         if path.name not in ("pricing.py", "__init__.py"):
             path.unlink()

@@ -17,7 +17,7 @@ DEFAULT = Parameters()
 # Small enough that each snippet's classes are split into their members,
 # large enough that every method fits; no merging, so each unit stays visible.
 MEMBERS = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48)
-SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "hsc" / "samples"
 
 
 def assert_covers(source: str, leaves: list[Leaf]) -> None:
@@ -821,7 +821,7 @@ def test_deeply_nested_expression_does_not_hit_the_recursion_limit() -> None:
 
 
 def test_sample_repositories_are_covered() -> None:
-    assert SAMPLE_REPOS.is_dir(), "sample_repos/ is part of the repository"
+    assert SAMPLE_REPOS.is_dir(), "hsc/samples/ is part of the repository"
     settings = Settings()
     paths = list(walk_repository(SAMPLE_REPOS))
     assert len(paths) >= 10

@@ -124,7 +124,7 @@ def test_systems_rank_the_index_leaves_and_the_sweep_writes_its_files(tmp_path, 
     from hsc.quality.sweep import Options, evaluate, main_systems, prepare, run_quality
 
     repo = tmp_path / "inventory_py"
-    shutil.copytree(Path(__file__).parent.parent / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(Path(__file__).parent.parent / "hsc" / "samples" / "inventory_py", repo)
     options = Options(path=repo, queries=12, out=tmp_path / "q")
     prepared = prepare(options, report=lambda _: None, embedder=embedder)
     rows = prepared.corpus.store.leaf_rows(prepared.corpus.repository_id, with_text=False)

@@ -114,7 +114,7 @@ def test_a_figure_quoted_from_a_command_is_what_the_command_prints(quoted: str, 
     assert match, quoted
     own, other, command = float(match.group(1)), float(match.group(2)), match.group(3)
     workdir = readme_transcripts.fresh_checkout(tmp_path)
-    readme_transcripts.run_block(["python -m hsc index sample_repos/inventory_py --quiet"], workdir)
+    readme_transcripts.run_block(["python -m hsc index hsc/samples/inventory_py --quiet"], workdir)
     code = re.fullmatch(r'python -c "(.*)"', command, flags=re.DOTALL)
     assert code
     done = subprocess.run(

@@ -32,7 +32,7 @@ def _blocks(language: str) -> list[str]:
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The snippets run from the top folder: hsc importable, the samples beside it."""
     (tmp_path / "hsc").symlink_to(ROOT / "hsc", target_is_directory=True)
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", tmp_path / "sample_repos" / "inventory_py")
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", tmp_path / "hsc" / "samples" / "inventory_py")
     monkeypatch.chdir(tmp_path)
     return tmp_path
 

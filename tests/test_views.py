@@ -19,7 +19,7 @@ from hsc.explore.views import (
     survey_folder,
 )
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_repos" / "inventory_py"
+SAMPLE = Path(__file__).resolve().parent.parent / "hsc" / "samples" / "inventory_py"
 
 
 def test_the_envelope_keeps_every_dip_of_a_long_series_in_few_points() -> None:

@@ -87,7 +87,7 @@ def _until(condition, timeout: float = REFLECTED_WITHIN) -> float:
 
 def test_watch_reflects_edits_additions_deletions_and_bounds_bursts(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py" / "inventory", repo / "inventory")
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py" / "inventory", repo / "inventory")
     for path in repo.rglob("*.py"):
         if path.name not in ("pricing.py", "__init__.py"):
             path.unlink()

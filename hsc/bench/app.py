@@ -2,7 +2,7 @@
 
 Builds an index (a synthetic repository written straight through the
 :class:`~hsc.store.Store`, no embedding; or a real folder with ``--path``),
-starts ``streamlit run app.py`` on a free port, drives Chromium through every
+starts the app (``hsc app``) on a free port, drives Chromium through every
 page and through slider steps on the Similarity page, and reports:
 
 - per page: the time from the click on its link until the page stopped
@@ -206,7 +206,7 @@ def bench_app(
         raise RuntimeError(f"{CHROMIUM} is not installed: the app benchmark needs a real browser")
     apps = {"this app": APP_DIR}
     if against is not None:
-        if not (against / "app.py").is_file():
+        if not any((against / script).is_file() for script in ("hsc/app/app.py", "app.py")):
             raise ValueError(f"{against} holds no app.py: pass a checkout of the app")
         apps = {"against": against.resolve(), **apps}
     with tempfile.TemporaryDirectory() as folder:

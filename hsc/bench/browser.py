@@ -1,4 +1,4 @@
-"""The app in a real browser: ``streamlit run`` on a free port, and what a
+"""The app in a real browser: ``hsc app`` on a free port, and what a
 headless Chromium page shows, sends and receives. Used by the app benchmark
 and the browser tests; Playwright is imported by the callers, not here."""
 
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
+# The checkout (or installed tree) this module belongs to: the one ``python -m hsc app`` serves.
 APP_DIR = Path(__file__).resolve().parent.parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -72,16 +73,26 @@ def healthy(url: str) -> bool:
         return False
 
 
+def app_command(app_dir: Path, database: Path, port: int) -> list[str]:
+    """How the checkout ``app_dir`` starts its app: ``python -m hsc app`` where the app is in the
+    package, ``streamlit run app.py`` in a checkout from before it was (``bench app --against``)."""
+    if (app_dir / "hsc" / "app" / "app.py").is_file():
+        # The folder goes by HSC_APP_REPO: a synthetic index's folder need not exist.
+        return [sys.executable, "-m", "hsc", "app", "--db", str(database), "--port", str(port)]
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    return command + ["--server.address", "127.0.0.1", "--server.headless", "true"]
+
+
 @contextmanager
 def streamlit_app(
     database: Path, repository: Path | str, log: Path, app_dir: Path = APP_DIR
 ) -> Iterator[tuple[str, int]]:
-    """``streamlit run app.py`` (of ``app_dir``) on a free port of 127.0.0.1; yields (url, pid)."""
+    """The app of the checkout ``app_dir`` on a free port of 127.0.0.1; yields (url, pid)."""
     port = free_port()
     env = dict(os.environ, HSC_APP_DB=str(database), HSC_APP_REPO=str(repository), HF_HUB_OFFLINE="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(app_dir), env.get("PYTHONPATH")]))
     env.pop("OLLAMA_HOST", None)
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
-    command += ["--server.address", "127.0.0.1", "--server.headless", "true"]
+    command = app_command(app_dir, database, port)
     with log.open("w") as output:
         process = subprocess.Popen(command, cwd=app_dir, env=env, stdout=output, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

@@ -18,7 +18,7 @@ from hsc.hierarchy.groups import LeafTable, mean_pool, plan_hierarchy
 from hsc.params import Parameters
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 
-SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "sample_repos"
+SAMPLE_REPOS = Path(__file__).resolve().parent.parent.parent / "hsc" / "samples"
 
 
 def synthetic_table(n: int, dim: int = 384, seed: int = 0) -> LeafTable:

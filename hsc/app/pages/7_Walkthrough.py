@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
-from hsc.explore.explain import suggest_file
-from ui.walkthrough import (
+from hsc.app import ui
+from hsc.app.ui.walkthrough import (
     WalkthroughData,
     neighbourhood_map,
     query_section,
@@ -16,6 +15,7 @@ from ui.walkthrough import (
     stage_leaves,
     stage_similarity,
 )
+from hsc.explore.explain import suggest_file
 
 index = ui.page_setup("Walkthrough")
 st.title("Walkthrough")

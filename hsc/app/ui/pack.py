@@ -15,11 +15,11 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index, Parameters, QueryResponse
+from hsc.app.ui.context import database_path, index_lock
+from hsc.app.ui.text import line_range
 from hsc.explore.explain import hierarchy_stamp
 from hsc.integrations.tools import DEFAULT_BUDGET, MAX_BUDGET
 from hsc.search.context import SPAN_ROLES, ContextPack
-from ui.context import database_path, index_lock
-from ui.text import line_range
 
 PACK_TITLE = "What a model would be given"
 ROLE_MEANING = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
+from hsc.app import ui
+from hsc.app.ui.charts import file_position_figure, token_histogram
 from hsc.explore.figures import chart_config
 from hsc.explore.views import keep_end, leaf_class
-from ui.charts import file_position_figure, token_histogram
 
 # The first page of the table: filters reach the rest. More rows cost the browser time at every visit.
 MAX_ROWS = 500

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-import ui
-from ui import evaluate, evaluate_context
+from hsc.app import ui
+from hsc.app.ui import evaluate, evaluate_context
 
 index = ui.page_setup("Evaluate")
 st.title("Evaluate")

@@ -6,11 +6,11 @@ import time
 
 import streamlit as st
 
-import ui
+from hsc.app import ui
+from hsc.app.ui.tuning import current_against_saved
 from hsc.explore.figures import chart_config, overview_curve, plan_similarity_curve
 from hsc.explore.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
 from hsc.hierarchy.groups import HierarchyPlan
-from ui.tuning import current_against_saved
 
 SLIDERS = ("similarity_drop_threshold", "smoothing_window_size", "boundary_rule")
 index = ui.page_setup("Similarity", own_parameters=SLIDERS)

@@ -1,8 +1,7 @@
 """Shared pieces of the Streamlit app (kept out of ``pages/``, where every
 module would become a page)."""
 
-from hsc.model import common_prefix, common_scope
-from ui.context import (
+from hsc.app.ui.context import (
     active_repository,
     chunk_limits,
     database_path,
@@ -20,8 +19,8 @@ from ui.context import (
     set_active_repository,
     summariser_text,
 )
-from ui.layout import page_setup
-from ui.params import (
+from hsc.app.ui.layout import page_setup
+from hsc.app.ui.params import (
     current_parameters,
     differing_from_defaults,
     editor_label_is_stale,
@@ -30,9 +29,9 @@ from ui.params import (
     set_parameters,
     take_moved_widgets,
 )
-from ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
-from ui.sidebar import render_sidebar
-from ui.text import (
+from hsc.app.ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
+from hsc.app.ui.sidebar import render_sidebar
+from hsc.app.ui.text import (
     WHY_NO_SMOOTHING,
     blank_missing,
     cell,
@@ -43,6 +42,7 @@ from ui.text import (
     shorten,
     signed,
 )
+from hsc.model import common_prefix, common_scope
 
 __all__ = [
     "WHY_NO_SMOOTHING",

@@ -1,6 +1,6 @@
 """hsc in a browser: explore and tune the hierarchy of a code repository.
 
-Run with ``streamlit run app.py``. This main script is the Repository page:
+Run with ``hsc app`` (:mod:`hsc.app.launch`). This main script is the Repository page:
 choose what to index, watch it being indexed, see what came in. The other
 stages have a page each in ``pages/``; ``ui/`` holds what they share.
 """
@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-import ui
 from hsc import Index
+from hsc.app import ui
+from hsc.app.ui.charts import folder_leaves_figure
+from hsc.app.ui.progress import LAST_REPORT
 from hsc.chunk.ingest import parse_excludes
 from hsc.explore.figures import chart_config
-from ui.charts import folder_leaves_figure
-from ui.progress import LAST_REPORT
 
 index = ui.page_setup("Repository")
 st.title("Repository")
@@ -90,7 +90,7 @@ with choose:
             chosen = st.selectbox("Sample repository", [p.name for p in samples], key="repo:sample")
             path = next(p for p in samples if p.name == chosen)
         else:
-            st.warning("No sample repositories were found next to the app (sample_repos/).")
+            st.warning("No sample repositories were found next to the app (hsc/samples/ in the package).")
     else:
         typed = st.text_input("Folder path", key="repo:path", placeholder="/home/me/src/my-project")
         problem = ui.repository_path_problem(typed)

@@ -13,10 +13,10 @@ import streamlit as st
 from pandas.io.formats.style import Styler
 
 from hsc import Parameters, QueryResponse, QueryResult
+from hsc.app.ui.text import cell, line_range, md
 from hsc.model import common_prefix
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
-from ui.text import cell, line_range, md
 
 FLAT_MODES = ("flat", "hybrid-flat")
 ONLY_IN_ONE_LIST = "background-color: rgba(255, 127, 14, 0.18)"

@@ -12,6 +12,8 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index, Parameters
+from hsc.app.ui.context import chunk_limits
+from hsc.app.ui.text import line_range, md, signed
 from hsc.explore.explain import hierarchy_plan
 from hsc.explore.figures import MAX_STRIP_LEAVES, chart_config, group_strips
 from hsc.explore.tuning import (
@@ -26,8 +28,6 @@ from hsc.explore.tuning import (
 )
 from hsc.hierarchy.groups import HierarchyPlan
 from hsc.params import with_values
-from ui.context import chunk_limits
-from ui.text import line_range, md, signed
 
 # The diff table lists at most this many changed blocks (largest first).
 MAX_DIFF_ROWS = 200

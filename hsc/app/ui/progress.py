@@ -11,9 +11,14 @@ from typing import Any
 import streamlit as st
 
 from hsc import Index, IndexReport, Parameters, Progress
+from hsc.app.ui.context import (
+    default_repository_path,
+    index_lock,
+    repository_path_problem,
+    set_active_repository,
+)
+from hsc.app.ui.text import md, shorten
 from hsc.explore.views import duration
-from ui.context import default_repository_path, index_lock, repository_path_problem, set_active_repository
-from ui.text import md, shorten
 
 # The stages a person watches as bars, with what one step of each is.
 _BARS = {

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from hsc.app.ui.text import line_range
 from hsc.explore.figures import LIMIT_COLOUR, SMOOTHED_COLOUR, plot_text
 from hsc.explore.views import TreeView
-from ui.text import line_range
 
 SELECTED_COLOUR = LIMIT_COLOUR
 FOLDER_COLOUR = "#c9d3de"

@@ -14,6 +14,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from hsc import Index
+from hsc.app.ui.context import database_path, index_lock
+from hsc.app.ui.pack import PACK_TITLE, budget_input, context_pack, show_pack
+from hsc.app.ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
 from hsc.explore.explain import (
     MAP_SAMPLE,
     FileWalkthrough,
@@ -31,9 +34,6 @@ from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_fi
 from hsc.explore.report import build_report
 from hsc.hierarchy.groups import HierarchyPlan
 from hsc.search.context import ContextPack
-from ui.context import database_path, index_lock
-from ui.pack import PACK_TITLE, budget_input, context_pack, show_pack
-from ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
 
 MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
 

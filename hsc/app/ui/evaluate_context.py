@@ -10,6 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index
+from hsc.app.ui.context import database_path
+from hsc.app.ui.evaluate import choose_saved_run, run_saved
+from hsc.app.ui.text import blank_missing, md
 from hsc.bench.context import bench_context
 from hsc.explore.figures import chart_config
 from hsc.quality.context_metrics import PACK, SHIPPED
@@ -19,9 +22,6 @@ from hsc.quality.context_report import (
     context_table,
 )
 from hsc.quality.corpus import STDLIB_PACKAGES
-from ui.context import database_path
-from ui.evaluate import choose_saved_run, run_saved
-from ui.text import blank_missing, md
 
 CHOSEN_CONTEXT_RUN = "evaluate:context-run"
 QUICK_CONTEXT_PACKAGES = ("json",)  # 14 queries, 49 leaves: a few seconds

@@ -17,6 +17,9 @@ import pandas as pd
 import streamlit as st
 
 from hsc import Index
+from hsc.app.ui.context import active_repository, database_path
+from hsc.app.ui.params import current_parameters
+from hsc.app.ui.text import blank_missing, code_language, line_range, md
 from hsc.explore.figures import chart_config
 from hsc.explore.views import duration
 from hsc.params import RETRIEVAL_MODES
@@ -34,9 +37,6 @@ from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, 
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
 from hsc.quality.sweep import QUICK_QUERIES, Options, Progress, Report, run_quality
 from hsc.store.dbfile import StoreError
-from ui.context import active_repository, database_path
-from ui.params import current_parameters
-from ui.text import blank_missing, code_language, line_range, md
 
 CHOSEN_RUN = "evaluate:run"
 # One benchmark at a time per server: runs share the corpus folder and its index.

@@ -7,11 +7,11 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
-import ui
 from hsc import QueryResponse
 from hsc.api import check_query
-from ui import query_view
-from ui.pack import context_pack_section
+from hsc.app import ui
+from hsc.app.ui import query_view
+from hsc.app.ui.pack import context_pack_section
 
 index = ui.page_setup("Query")
 st.title("Query")
@@ -170,6 +170,6 @@ if history:
 else:
     st.caption("No queries yet.")
 
-from ui.tuning import dual_query  # noqa: E402
+from hsc.app.ui.tuning import dual_query  # noqa: E402
 
 dual_query(index, repository_id)

@@ -8,10 +8,10 @@ from pathlib import Path
 import streamlit as st
 
 from hsc import Index
-from ui.context import get_index
-from ui.params import current_parameters, take_moved_widgets
-from ui.progress import index_default_repository_once
-from ui.sidebar import render_sidebar
+from hsc.app.ui.context import get_index
+from hsc.app.ui.params import current_parameters, take_moved_widgets
+from hsc.app.ui.progress import index_default_repository_once
+from hsc.app.ui.sidebar import render_sidebar
 
 # A file of our own: a ":material/...:" icon would be fetched from the internet as the favicon.
 FAVICON = str(Path(__file__).resolve().parent / "favicon.png")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import streamlit as st
 
 from hsc import Index
-from ui.context import active_repository, database_path, summariser_text
-from ui.params import parameter_editor
-from ui.text import md
+from hsc.app.ui.context import active_repository, database_path, summariser_text
+from hsc.app.ui.params import parameter_editor
+from hsc.app.ui.text import md
 
 
 def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()) -> None:

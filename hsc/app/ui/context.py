@@ -16,14 +16,11 @@ import streamlit as st
 
 from hsc import Index, Settings
 from hsc.api import NodeView
+from hsc.app import DEFAULT_SAMPLE, SAMPLES_DIR
+from hsc.app.ui.text import line_range
 from hsc.embed.base import encoder_cache_dir
 from hsc.embed.onnx_export import needs_export
 from hsc.explore.views import FolderSurvey
-from ui.text import line_range
-
-APP_DIR = Path(__file__).resolve().parent.parent
-SAMPLE_REPOS = APP_DIR / "sample_repos"
-DEFAULT_SAMPLE = "inventory_py"
 
 ACTIVE_REPOSITORY = "active_repository_id"
 
@@ -38,13 +35,13 @@ def database_path() -> Path:
 def default_repository_path() -> Path:
     """``HSC_APP_REPO``, or the bundled Python sample."""
     configured = os.environ.get("HSC_APP_REPO", "").strip()
-    return Path(configured).expanduser().resolve() if configured else SAMPLE_REPOS / DEFAULT_SAMPLE
+    return Path(configured).expanduser().resolve() if configured else DEFAULT_SAMPLE
 
 
 def sample_repositories() -> list[Path]:
-    if not SAMPLE_REPOS.is_dir():
+    if not SAMPLES_DIR.is_dir():
         return []
-    return sorted(p for p in SAMPLE_REPOS.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return sorted(p for p in SAMPLES_DIR.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
 def repository_path_problem(text: str) -> str | None:

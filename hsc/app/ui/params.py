@@ -21,8 +21,8 @@ from typing import Any
 import streamlit as st
 
 from hsc import Parameters
+from hsc.app.ui.text import md
 from hsc.params import describe, with_values
-from ui.text import md
 
 PARAMETERS = "hsc_parameters"
 PARAMETER_ERROR = "hsc_parameter_error"

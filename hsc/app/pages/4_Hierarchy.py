@@ -8,8 +8,10 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-import ui
 from hsc import Settings
+from hsc.app import ui
+from hsc.app.ui.charts import group_size_figure, hierarchy_figure
+from hsc.app.ui.tuning import save_form, unsaved_preview
 from hsc.explore.figures import chart_config
 from hsc.explore.views import folders_of, hierarchy_tree, keep_end, place_counts, without_data
 from hsc.hierarchy.summarize import (
@@ -19,8 +21,6 @@ from hsc.hierarchy.summarize import (
     describe_summarizer,
     make_summarizer,
 )
-from ui.charts import group_size_figure, hierarchy_figure
-from ui.tuning import save_form, unsaved_preview
 
 index = ui.page_setup("Hierarchy")
 st.title("Hierarchy")
@@ -372,6 +372,6 @@ if moved:
 else:
     st.caption("None: both sets group the leaves identically.")
 
-from ui.tuning import saved_sets_diff  # noqa: E402
+from hsc.app.ui.tuning import saved_sets_diff  # noqa: E402
 
 saved_sets_diff(index, repository_id)
