@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -144,6 +145,14 @@ def test_the_lean_core_installs_without_torch_and_indexes_and_queries(built, tmp
     assert "pip install 'hsc[app]'" in app.stderr
 
 
+def _leaf_count(database: Path) -> int:
+    with sqlite3.connect(database, timeout=30) as connection:
+        try:
+            return int(connection.execute("SELECT count(*) FROM leaves").fetchone()[0])
+        except sqlite3.OperationalError:  # the schema is not written yet
+            return 0
+
+
 def test_hsc_app_from_the_wheel_serves_the_bundled_sample(built, tmp_path):
     """`pip install "hsc[app]"` from the wheel, then `hsc app` from an empty folder: the sample is
     indexed at the first start and the first page renders in a real browser."""
@@ -185,11 +194,17 @@ def test_hsc_app_from_the_wheel_serves_the_bundled_sample(built, tmp_path):
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.goto(url)
+            page.get_by_role("heading", name="Repository", exact=True).wait_for(timeout=120_000)
             # The first start indexes the bundled sample into .hsc/app.db under the current folder.
-            page.get_by_text("inventory_py", exact=False).first.wait_for(timeout=240_000)
-            page.get_by_role("heading", name="Repository").wait_for(timeout=60_000)
+            database = elsewhere / ".hsc" / "app.db"
+            for _ in range(480):
+                if database.is_file() and _leaf_count(database) > 10:
+                    break
+                time.sleep(0.5)
+            assert _leaf_count(database) > 10, log.read_text()[-3000:]
+            page.reload()
+            page.get_by_text("inventory_py", exact=False).first.wait_for(timeout=120_000)
             browser.close()
-        assert (elsewhere / ".hsc" / "app.db").is_file()
     finally:
         server.terminate()
         server.wait(timeout=30)
