@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from hsc.app import APP_SCRIPT, DEFAULT_SAMPLE
@@ -110,14 +109,3 @@ def run_app(
     sys.stderr.flush()
     os.execve(sys.executable, command, app_environment(repository, database))
     return 0  # not reached: execve does not return
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m hsc.app.launch``: the same as ``hsc app``."""
-    from hsc.cli import main as cli_main
-
-    return cli_main(["app", *(argv if argv is not None else sys.argv[1:])])
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
