@@ -113,22 +113,28 @@ def _usage(command: argparse.ArgumentParser) -> str:
     return command.format_usage().strip()
 
 
+def commands(top: argparse.ArgumentParser) -> dict[str, tuple[argparse.ArgumentParser, str]]:
+    """Every command under ``top``, nested ones too (``encoder train``), by its words: parser and help."""
+    found: dict[str, tuple[argparse.ArgumentParser, str]] = {}
+    helps = _help_of_subcommands(top)
+    for name, command in subcommands(top).items():
+        found[name] = (command, helps.get(name, ""))
+        if any(isinstance(a, argparse._SubParsersAction) for a in command._actions):
+            found.update({f"{name} {inner}": value for inner, value in commands(command).items()})
+    return found
+
+
 def cli_markdown() -> str:
     """Every subcommand: what it does, its usage, and each argument with its default and help."""
     top = parser()
-    helps = _help_of_subcommands(top)
     out = ["```text", _usage(top), "```", ""]
-    for name, command in subcommands(top).items():
-        out += [f"### `hsc {name}`", "", _cell(helps.get(name, "")), ""]
+    for name, (command, help_text) in commands(top).items():
+        out += [f"### `hsc {name}`", "", _cell(help_text or command.description or ""), ""]
         out += ["```text", _usage(command), "```", ""]
-        rows = arguments(command)
+        rows = [a for a in arguments(command) if a.help != argparse.SUPPRESS]
         if rows:
             out += ["| argument | default | what it does |", "| --- | --- | --- |"]
-            out += [
-                f"| `{_cell(argument_name(a))}` | {_default(a)} | {_cell(a.help or '')} |"
-                for a in rows
-                if a.help != argparse.SUPPRESS
-            ]
+            out += [f"| `{_cell(argument_name(a))}` | {_default(a)} | {_cell(a.help or '')} |" for a in rows]
             out.append("")
     return "\n".join(out)
 

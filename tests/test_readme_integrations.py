@@ -1,4 +1,5 @@
-"""The README's integration examples run as written, from a copy of this folder."""
+"""The integration examples of the docs (docs/integrations.md) and the README's quickstarts run as
+written, from a copy of this folder."""
 
 from __future__ import annotations
 
@@ -18,14 +19,9 @@ from hsc.cli import build_parser  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## Integrations")
-    return text[start : text.index("\n## ", start + 1)]
-
-
-def _blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", _section(), flags=re.DOTALL)
+def _blocks(language: str, page: str = "docs/integrations.md") -> list[str]:
+    text = (ROOT / page).read_text(encoding="utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 @pytest.fixture
@@ -42,7 +38,7 @@ def test_python_snippets_run_as_written(checkout: Path, capsys: pytest.CaptureFi
     assert len(snippets) == 3  # MCP client, LangChain, LlamaIndex
     outputs = []
     for snippet in snippets:
-        exec(compile(snippet, "README.md", "exec"), {"__name__": "__main__"})
+        exec(compile(snippet, "integrations.md", "exec"), {"__name__": "__main__"})
         outputs.append(capsys.readouterr().out)
     mcp_out, langchain_out, llamaindex_out = outputs
     assert mcp_out.startswith("inventory/pricing.py ") and "apply_discount mid:" in mcp_out
