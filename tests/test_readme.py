@@ -65,7 +65,7 @@ def test_the_readme_is_a_front_door() -> None:
     lines = README.splitlines()
     assert len(lines) <= README_MOST_LINES, f"README.md has {len(lines)} lines; the rest belongs in docs/"
     # The contributor's two set-up commands come first, as they always have.
-    assert lines[2:4] == [
+    assert lines[3:5] == [
         "make app    # set-up on a fresh machine, then the app on hsc/samples/inventory_py at http://127.0.0.1:8501",
         "make test   # set-up on a fresh machine, then ruff and the whole test suite",
     ]
@@ -157,3 +157,22 @@ def test_no_test_asserts_a_speed() -> None:
     ]
     assert found == []
     assert "No test asserts a speed" in page("performance.md")
+
+
+def test_each_headline_figure_has_its_command_and_is_its_pages_figure() -> None:
+    start = README.index("## Headline figures")
+    rows = [
+        line
+        for line in README[start:].split("\n## ", 1)[0].splitlines()
+        if line.startswith("| ") and "---" not in line
+    ][1:]
+    assert len(rows) >= 5
+    for row in rows:
+        what, figure, command, more = (cell.strip() for cell in row.strip().strip("|").split(" | "))
+        assert re.fullmatch(r"`(python -m hsc bench [^`]+|make [\w-]+)`", command), (what, command)
+        linked = re.fullmatch(r"\[[^]]+\]\((docs/[\w.-]+\.md)\)", more)
+        assert linked, (what, more)
+        page_text = (ROOT / linked.group(1)).read_text(encoding="utf-8")
+        for number in re.findall(r"\d[\d,.]*\d|\d", figure.replace("**", "")):
+            found = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", page_text)
+            assert found, f"{what}: {number} is not on {linked.group(1)}"
