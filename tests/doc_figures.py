@@ -40,6 +40,7 @@ NOT_BENCHMARKS = (
     "| part | what is used |",
     "| tool | what it does |",
     "| languages | leaves |",
+    "| parameters | measured on |",
 )
 # Words in a command that only the person who ran it could fill in.
 PLACEHOLDERS = ("BEFORE", "ROW=", "CORPUS", "KIND", "BC@", "W@", "S@", "DIR@", "=N ", "=W")

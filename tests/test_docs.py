@@ -32,7 +32,7 @@ RESERVED = ("hierarchy.md", "agents.md", "languages.md", "ray.md", "app.md")
 
 def rows(markdown: str, section: str) -> list[list[str]]:
     """The body rows of the table under ``### section``."""
-    part = markdown.split(f"### {section}\n", 1)[1].split("\n### ", 1)[0]
+    part = re.split(r"\n#{2,3} ", markdown.split(f"### {section}\n", 1)[1], maxsplit=1)[0]
     return [
         reference_cells(line) for line in part.splitlines() if line.startswith("| ") and "---" not in line
     ][1:]
@@ -58,6 +58,15 @@ def test_the_parameter_page_is_written_from_hsc_params() -> None:
             assert default == f"`{expected}`", field.name
             assert stage == field.metadata["stage"], field.name
             assert help_text == " ".join(field.metadata["help"].split()), field.name
+
+
+def test_the_parameters_page_points_only_at_parameters_hsc_has() -> None:
+    source = (DOCS / "parameters.md").read_text(encoding="utf-8")
+    part = source.split("## Where the figures behind each choice are", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in part.splitlines() if line.startswith("| `")]
+    named = {name for row in rows for name in re.findall(r"`(\w+)`", row.split(" | ")[0])}
+    known = {f.name for kind in (Parameters, Settings) for f in fields(kind)}
+    assert named and named <= known, named - known
 
 
 def subcommands(parser: argparse.ArgumentParser | None = None) -> dict[str, argparse.ArgumentParser]:
