@@ -20,7 +20,7 @@ from hsc.params import Parameters, Settings, describe
 
 MARKERS = {"parameters": "<!-- hsc:parameters -->", "cli": "<!-- hsc:cli -->"}
 # Usage lines are wrapped at this width whatever the terminal, so the page does not depend on it.
-USAGE_WIDTH = 100
+USAGE_WIDTH = 80
 
 
 def _cell(text: object) -> str:
