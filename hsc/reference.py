@@ -2,8 +2,8 @@
 
 The parameter tables come from :mod:`hsc.params` (the one truth for parameters) and the command-line
 reference from :func:`hsc.cli.build_parser`, so neither page is a hand-kept copy: the site's build
-(a MkDocs hook, ``docs/hooks/reference.py``) puts them where a page says ``<!-- hsc:parameters -->``
-or ``<!-- hsc:cli -->``. ``python -m hsc.reference parameters|cli`` prints the same Markdown.
+(a MkDocs hook, ``docs/hooks/reference.py``) puts them in place of a page's line that says so
+(``MARKERS``). ``python -m hsc.reference parameters|cli`` prints the same Markdown.
 """
 
 from __future__ import annotations
@@ -18,7 +18,18 @@ from typing import Any
 
 from hsc.params import Parameters, Settings, describe
 
-MARKERS = {"parameters": "<!-- hsc:parameters -->", "cli": "<!-- hsc:cli -->"}
+# A page holds one of these lines where its table goes: read in the repository it says where the table
+# comes from; the site's build puts the table in its place.
+MARKERS = {
+    "parameters": (
+        "*The tables of parameters and settings are written here from `hsc.params` when the site is built"
+        " (`make docs`); `python -m hsc params` prints them too.*"
+    ),
+    "cli": (
+        "*The reference of every command is written here from hsc's parser when the site is built"
+        " (`make docs`); `hsc COMMAND --help` prints it too.*"
+    ),
+}
 # Usage lines are wrapped at this width whatever the terminal, so the page does not depend on it.
 USAGE_WIDTH = 80
 
