@@ -10,6 +10,7 @@ checks that every table has one and that each table's rows are still the rows it
     python tests/doc_figures.py            # list every table: page, line, command
     python tests/doc_figures.py --run      # rerun each command that runs as written (``make figures``)
     python tests/doc_figures.py --run quality.md   # only that page's
+    python tests/doc_figures.py --run performance.md:63   # only the table whose header is on that line
 
 A rerun writes each command's output to ``.hsc/figures/<page>-<line>.txt``; ``DIR`` and ``OUT`` in a
 command become a folder there. Commands that name something only their author had (``BEFORE``, an
@@ -110,8 +111,12 @@ def rerun(table: Table, out: Path) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    pages = [a for a in argv if a.endswith(".md")]
-    chosen = [t for t in all_tables() if t.benchmark and (not pages or t.page in pages)]
+    wanted = [a for a in argv if not a.startswith("--")]  # PAGE.md or PAGE.md:LINE
+    chosen = [
+        t
+        for t in all_tables()
+        if t.benchmark and (not wanted or {t.page, f"{t.page}:{t.line}"} & set(wanted))
+    ]
     out = ROOT / ".hsc" / "figures"
     done: dict[str, Path] = {}
     for table in chosen:
