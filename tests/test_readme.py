@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import fields
@@ -176,3 +177,17 @@ def test_each_headline_figure_has_its_command_and_is_its_pages_figure() -> None:
         for number in re.findall(r"\d[\d,.]*\d|\d", figure.replace("**", "")):
             found = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", page_text)
             assert found, f"{what}: {number} is not on {linked.group(1)}"
+
+
+def test_the_readme_commands_are_ones_the_parser_takes() -> None:
+    commands = [
+        shlex.split(line, comments=True)
+        for block in re.findall(r"```sh\n(.*?)```", README, flags=re.DOTALL)
+        for line in block.splitlines()
+        if line.startswith("hsc ")
+    ]
+    assert len(commands) >= 5
+    parser = build_parser()
+    for argv in commands:
+        parsed = parser.parse_args(argv[1:])  # argparse exits (a test failure) on what it does not take
+        assert parsed.command == argv[1]
