@@ -492,10 +492,10 @@ def build_parser() -> argparse.ArgumentParser:
     params = sub.add_parser("params", help="list parameters and settings with defaults and help")
     params.set_defaults(run=command_params)
 
-    encoder = sub.add_parser("encoder", help="tune the encoder on doc → code pairs (README: Encoders)")
+    encoder = sub.add_parser("encoder", help="tune the encoder on doc → code pairs (docs/encoders.md)")
     add_encoder_arguments(encoder)
 
-    bench = sub.add_parser("bench", help="performance and quality figures (see the README's Performance)")
+    bench = sub.add_parser("bench", help="performance and quality figures (docs/performance.md)")
     add_bench_arguments(bench)
     bench.set_defaults(run=command_bench)
     return parser

@@ -202,7 +202,7 @@ class Parameters:
         0.1,
         "Stage 1 takes the nearest groups until they hold at least this share of all leaves (never "
         "fewer than mid_level_top_k groups); 0 = exactly mid_level_top_k groups, the seed's rule. "
-        "Chosen with `bench quality` (README, Retrieval quality).",
+        "Chosen with `bench quality` (docs/quality.md).",
         "query",
         minimum=0.0,
         maximum=1.0,
@@ -250,7 +250,7 @@ class Parameters:
         "hybrid",
         "How a query is answered when no mode is given: 'hybrid' = the two stages with BM25 candidates "
         "fused (lexical_weight, lexical_candidates); 'two-stage' = the seed's dense two stages; 'flat' "
-        "and 'hybrid-flat' score every leaf. Chosen with `bench quality` (README, Retrieval quality).",
+        "and 'hybrid-flat' score every leaf. Chosen with `bench quality` (docs/quality.md).",
         "query",
         choices=RETRIEVAL_MODES,
     )
@@ -429,7 +429,7 @@ class Settings:
         "auto",
         "Processes that run the ONNX encoder on the CPU, one batch each at a time: 1 runs it in the indexing "
         "process, 'auto' one per core up to 4 (on 2 shared cores, processes were never slower than "
-        "threads; README, Performance). The torch backend always runs in the indexing process.",
+        "threads; docs/performance.md). The torch backend always runs in the indexing process.",
         "embed",
         choices=ENCODE_PROCESSES,
     )

@@ -1,15 +1,15 @@
-"""The README's command-line transcripts, run as written.
+"""The command-line transcripts of the README and the documentation (``docs/*.md``), run as written.
 
 A transcript is a ```text block whose lines start with ``$ python -m hsc``;
 the lines under a command are what it printed on stdout. ``run_block`` runs
 the commands of one block from a fresh copy of the bundled sample (the paths
-in the README are relative to the repository's top folder), and ``compare``
-says where the README differs: times may differ (they are the machine's),
+in the pages are relative to the repository's top folder), and ``compare``
+says where a page differs: times may differ (they are the machine's),
 scores by the int8 encoder's batch noise, everything else (counts, ranks,
 paths, scopes, ids) not at all.
 
     python tests/readme_transcripts.py           # check: prints the differences, exit 1 if any
-    python tests/readme_transcripts.py --write   # rewrite the README's transcripts from a fresh run
+    python tests/readme_transcripts.py --write   # rewrite the pages' transcripts from a fresh run
 
 ``make readme`` runs the second; ``tests/test_readme.py`` the first.
 """
@@ -28,6 +28,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+# Every page that may hold a transcript: the README, then the documentation site's pages.
+PAGES = (README, *sorted((ROOT / "docs").glob("*.md")))
 PROMPT = "$ python -m hsc "
 # What a rerun may change: times (seconds, milliseconds), and scores within the int8 encoder's noise.
 _TIME = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s)\b")
@@ -123,8 +125,9 @@ def render(transcript: Transcript, printed: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str]) -> int:
-    text = README.read_text(encoding="utf-8")
+def check_page(page: Path, write: bool) -> tuple[int, list[str]]:
+    """The page's transcripts rerun: how many, and where they differ; with ``write``, rewritten."""
+    text = page.read_text(encoding="utf-8")
     found = transcripts(text)
     problems: list[str] = []
     rewritten = text
@@ -132,13 +135,22 @@ def main(argv: list[str]) -> int:
         with tempfile.TemporaryDirectory() as folder:
             printed = run_block(transcript.commands, fresh_checkout(Path(folder)))
         for command, shown, output in zip(transcript.commands, transcript.outputs, printed):
-            problems += [f"{command}\n  {problem}" for problem in compare(shown, output)]
+            problems += [f"{page.name}: {command}\n  {problem}" for problem in compare(shown, output)]
         rewritten = rewritten[: transcript.start] + render(transcript, printed) + rewritten[transcript.end :]
+    if write and found:
+        page.write_text(rewritten, encoding="utf-8")
+        print(f"rewrote {len(found)} transcripts in {page.relative_to(ROOT)}")
+    return len(found), problems
+
+
+def main(argv: list[str]) -> int:
+    count, problems = 0, []
+    for page in PAGES:
+        found, differ = check_page(page, "--write" in argv)
+        count, problems = count + found, problems + differ
     if "--write" in argv:
-        README.write_text(rewritten, encoding="utf-8")
-        print(f"rewrote {len(found)} transcripts in {README.name}")
         return 0
-    print("\n".join(problems) or f"{len(found)} transcripts hold")
+    print("\n".join(problems) or f"{count} transcripts hold")
     return 1 if problems else 0
 
 

@@ -1,14 +1,17 @@
-"""What the README says about the command line, the parameters and the app holds for this code.
+"""What the README and the documentation say about the command line, the parameters and the app
+holds for this code.
 
-The transcripts are run as written (``tests/readme_transcripts.py``; ``make readme`` rewrites them
-from a fresh run); the command and parameter tables are compared with the parser and the
-dataclasses; the figure quoted from a command is that command's output.
+The transcripts are run as written, wherever they are (``tests/readme_transcripts.py``; ``make readme``
+rewrites them from a fresh run); the command table is compared with the parser (the parameter and
+command-line reference pages are written from the code: ``tests/test_docs.py``); the figure quoted
+from a command is that command's output; the README stays a front door of at most 300 lines.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from dataclasses import fields
@@ -19,16 +22,16 @@ import readme_transcripts
 
 from hsc.bench import SUITES
 from hsc.cli import build_parser
-from hsc.params import SEED_PARAMETERS, Parameters, Settings, describe
+from hsc.params import SEED_PARAMETERS, Parameters
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+README_MOST_LINES = 300
 
 
-def section(title: str) -> str:
-    start = README.index(f"\n## {title}")
-    end = README.find("\n## ", start + 1)
-    return README[start : end if end > 0 else len(README)]
+def page(name: str) -> str:
+    """A page of the documentation site (docs/NAME)."""
+    return (ROOT / "docs" / name).read_text(encoding="utf-8")
 
 
 def subcommands() -> dict[str, object]:
@@ -37,18 +40,41 @@ def subcommands() -> dict[str, object]:
     return dict(action.choices)  # type: ignore[attr-defined]
 
 
-def test_the_command_line_transcripts_print_what_the_readme_shows(tmp_path: Path) -> None:
-    found = readme_transcripts.transcripts(README)
-    assert found, "no transcript in the README"
-    for number, transcript in enumerate(found):
-        workdir = readme_transcripts.fresh_checkout(tmp_path / str(number))
-        printed = readme_transcripts.run_block(transcript.commands, workdir)
-        problems = [
-            f"{command}\n  {problem}"
-            for command, shown, output in zip(transcript.commands, transcript.outputs, printed, strict=True)
-            for problem in readme_transcripts.compare(shown, output)
-        ]
-        assert not problems, "the README's transcript is stale (make readme):\n" + "\n".join(problems)
+def test_the_command_line_transcripts_print_what_the_pages_show(tmp_path: Path) -> None:
+    found = {
+        path.name: readme_transcripts.transcripts(path.read_text(encoding="utf-8"))
+        for path in readme_transcripts.PAGES
+    }
+    assert found["cli.md"], "no transcript on the command-line page"
+    number = 0
+    for name, transcripts in found.items():
+        for transcript in transcripts:
+            number += 1
+            workdir = readme_transcripts.fresh_checkout(tmp_path / str(number))
+            printed = readme_transcripts.run_block(transcript.commands, workdir)
+            problems = [
+                f"{command}\n  {problem}"
+                for command, shown, output in zip(
+                    transcript.commands, transcript.outputs, printed, strict=True
+                )
+                for problem in readme_transcripts.compare(shown, output)
+            ]
+            assert not problems, f"{name}'s transcript is stale (make readme):\n" + "\n".join(problems)
+
+
+def test_the_readme_is_a_front_door() -> None:
+    lines = README.splitlines()
+    assert len(lines) <= README_MOST_LINES, f"README.md has {len(lines)} lines; the rest belongs in docs/"
+    # The contributor's two set-up commands come first, as they always have.
+    assert lines[3:5] == [
+        "make app    # set-up on a fresh machine, then the app on hsc/samples/inventory_py at http://127.0.0.1:8501",
+        "make test   # set-up on a fresh machine, then ruff and the whole test suite",
+    ]
+    # One screenshot of the app, and links into the docs that resolve to pages that exist.
+    assert len(re.findall(r"!\[[^]]*\]\(docs/screenshots/[^)]+\.png\)", README)) == 1
+    linked = set(re.findall(r"\]\((docs/[^)#]+)", README))
+    assert linked, "the README links into no page of the docs"
+    assert all((ROOT / path).exists() for path in linked), [p for p in linked if not (ROOT / p).exists()]
 
 
 def test_the_comparison_tells_noise_from_drift() -> None:
@@ -70,7 +96,7 @@ def test_the_comparison_tells_noise_from_drift() -> None:
 
 
 def test_the_command_table_names_every_subcommand_and_bench_suite() -> None:
-    table = section("Command line")
+    table = page("cli.md")
     named = set(re.findall(r"^\| `([a-z]+)", table, flags=re.MULTILINE))
     assert named == set(subcommands()), named ^ set(subcommands())
     benched = {
@@ -84,32 +110,23 @@ def test_the_command_table_names_every_subcommand_and_bench_suite() -> None:
 def test_what_the_readme_says_takes_db_does() -> None:
     without = {name for name, parser in subcommands().items() if "--db" not in parser._option_string_actions}
     assert without == {"params", "encoder"}
-    assert "Every subcommand but `params` and `encoder` takes `--db FILE`" in section("Command line")
-
-
-def test_the_parameter_table_lists_every_parameter_and_setting_with_its_default() -> None:
-    rows = re.findall(r"^\| `(\w+)` \| `([^`]*)` \| (\w+) \|", section("Parameters"), flags=re.MULTILINE)
-    shown = {name: (default, stage) for name, default, stage in rows}
-    for kind in (Parameters, Settings):
-        for entry in describe(kind):
-            name = entry["name"]
-            assert name in shown, f"{name} is not in the README's parameter table"
-            default = "$OLLAMA_HOST or empty" if name == "ollama_host" else str(entry["default"])
-            assert shown.pop(name) == (default, entry["stage"]), name
-    assert not shown, f"the README lists parameters hsc does not have: {sorted(shown)}"
+    assert "Every subcommand but `params` and `encoder` takes `--db FILE`" in page("cli.md")
 
 
 def test_the_additions_to_the_seeds_parameters_are_the_ones_named() -> None:
     additions = {f.name for f in fields(Parameters)} - SEED_PARAMETERS
-    sentence = re.search(r"hsc's additions to the eight parameters of the method \(([^)]*)\)", README)
-    assert sentence, "the README no longer names hsc's additions to the seed's parameters"
+    sentence = re.search(
+        r"hsc's additions to the eight parameters of the method \(([^)]*)\)", page("parameters.md")
+    )
+    assert sentence, "the parameters page no longer names hsc's additions to the seed's parameters"
     assert set(re.findall(r"`(\w+)`", sentence.group(1))) == additions
 
 
 @pytest.mark.parametrize("quoted", ["the Walkthrough's cosine with its own group against another's"])
 def test_a_figure_quoted_from_a_command_is_what_the_command_prints(quoted: str, tmp_path: Path) -> None:
     match = re.search(
-        r"\((\d\.\d\d) against (\d\.\d\d) on `inventory_py`, default set:\s*`(python -c \"[^`]+\")`", README
+        r"\((\d\.\d\d) against (\d\.\d\d) on `inventory_py`, default set:\s*`(python -c \"[^`]+\")`",
+        page("app-pages.md"),
     )
     assert match, quoted
     own, other, command = float(match.group(1)), float(match.group(2)), match.group(3)
@@ -130,7 +147,7 @@ def test_a_figure_quoted_from_a_command_is_what_the_command_prints(quoted: str, 
 
 
 def test_no_test_asserts_a_speed() -> None:
-    """The README says speed targets live in the benchmarks: no test compares a clock reading."""
+    """The performance page says speed targets live in the benchmarks: no test compares a clock reading."""
     timed = re.compile(r"assert .*(perf_counter|monotonic|elapsed|_seconds|_ms)\b.*<")
     found = [
         f"{path.name}:{number}"
@@ -140,4 +157,37 @@ def test_no_test_asserts_a_speed() -> None:
         if timed.search(line) and "timeout" not in line and "deadline" not in line
     ]
     assert found == []
-    assert "No test asserts a speed" in README
+    assert "No test asserts a speed" in page("performance.md")
+
+
+def test_each_headline_figure_has_its_command_and_is_its_pages_figure() -> None:
+    start = README.index("## Headline figures")
+    rows = [
+        line
+        for line in README[start:].split("\n## ", 1)[0].splitlines()
+        if line.startswith("| ") and "---" not in line
+    ][1:]
+    assert len(rows) >= 5
+    for row in rows:
+        what, figure, command, more = (cell.strip() for cell in row.strip().strip("|").split(" | "))
+        assert re.fullmatch(r"`(python -m hsc bench [^`]+|make [\w-]+)`", command), (what, command)
+        linked = re.fullmatch(r"\[[^]]+\]\((docs/[\w.-]+\.md)\)", more)
+        assert linked, (what, more)
+        page_text = (ROOT / linked.group(1)).read_text(encoding="utf-8")
+        for number in re.findall(r"\d[\d,.]*\d|\d", figure.replace("**", "")):
+            found = re.search(rf"(?<![\d.,]){re.escape(number)}(?![\d])", page_text)
+            assert found, f"{what}: {number} is not on {linked.group(1)}"
+
+
+def test_the_readme_commands_are_ones_the_parser_takes() -> None:
+    commands = [
+        shlex.split(line, comments=True)
+        for block in re.findall(r"```sh\n(.*?)```", README, flags=re.DOTALL)
+        for line in block.splitlines()
+        if line.startswith("hsc ")
+    ]
+    assert len(commands) >= 5
+    parser = build_parser()
+    for argv in commands:
+        parsed = parser.parse_args(argv[1:])  # argparse exits (a test failure) on what it does not take
+        assert parsed.command == argv[1]
