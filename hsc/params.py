@@ -67,6 +67,8 @@ FRAGMENT_MERGING = ("balance", "seed")
 # Whether a leaf holding definitions inside it also gets a vector per such definition
 # (hsc.embed.definitions), its cosine the best of its vectors' (hsc.search.two_stage).
 DEFINITION_VECTORS = ("best", "off")
+# How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
+JOINED_RESULTS = ("full", "seed")
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
@@ -245,6 +247,14 @@ class Parameters:
         "query",
         minimum=0.01,
         maximum=1.0,
+    )
+    joined_results: str = _p(
+        "full",
+        "'full': a query asks for as many leaves as it takes to hand back leaf_level_top_k results "
+        "once the pieces of a split definition are joined into one; 'seed': leaf_level_top_k leaves, "
+        "joined, so fewer results when pieces meet (docs/languages.md).",
+        "query",
+        choices=JOINED_RESULTS,
     )
     retrieval_mode: str = _p(
         "hybrid",

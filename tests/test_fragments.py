@@ -79,7 +79,8 @@ def test_pieces_of_one_definition_are_one_result_unless_kept_apart(folder: Path,
     with Index.open(tmp_path / "index.db", Settings(summariser="digest")) as index:
         index.index(repo)
         text = "parse the command line arguments, consume optionals and positionals"
-        ask = {"record": False, "compare": False, "mode": "flat", "params": {"leaf_level_top_k": 20}}
+        seed = {"leaf_level_top_k": 20, "joined_results": "seed"}
+        ask = {"record": False, "compare": False, "mode": "flat", "params": seed}
         apart = index.query(text, join_pieces=False, **ask)
         joined = index.query(text, **ask)
     scopes = [r.scope for r in apart.results]
@@ -93,3 +94,43 @@ def test_pieces_of_one_definition_are_one_result_unless_kept_apart(folder: Path,
         assert {leaf_id for leaf_id, _, _ in one.pieces} <= {r.leaf_id for r in pieces}
         assert len(one.pieces) >= 2 and one.start_line == one.pieces[0][1]
         assert one.to_json()["pieces"][0] == [one.pieces[0][0], one.pieces[0][1], one.pieces[0][2]]
+
+
+@pytest.mark.parametrize("mode", ["flat", "two-stage", "hybrid"])
+def test_a_joined_answer_is_refilled_to_leaf_level_top_k_results(
+    folder: Path, tmp_path: Path, mode: str
+) -> None:
+    """joined_results "full": as many leaves as it takes for k joined results; "seed": k leaves, joined."""
+    from hsc.api import Index
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for name in FILES:
+        shutil.copy(folder / name, repo / name)
+    text = "parse the command line arguments, consume optionals and positionals"
+    k = 10
+    with Index.open(tmp_path / "index.db", Settings(summariser="digest")) as index:
+        index.index(repo)
+        ask = {"record": False, "compare": True, "mode": mode}
+        seed = index.query(text, params={"leaf_level_top_k": k, "joined_results": "seed"}, **ask)
+        full = index.query(text, params={"leaf_level_top_k": k}, **ask)
+        apart = index.query(text, params={"leaf_level_top_k": 3 * k}, join_pieces=False, **ask)
+        records = index.query(text, params={"leaf_level_top_k": k}, mode=mode)
+        stage = "flat" if mode == "flat" else "leaf"
+        recorded = index.store.rows(
+            "SELECT node_id FROM query_results WHERE query_id = ? AND stage = ?", (records.query_id, stage)
+        )
+    assert len(seed.results) < k, "no pieces met in the seed's answer (else the test shows nothing)"
+    for answer in (full.results, full.flat):
+        assert len(answer) == k
+        assert [r.rank for r in answer] == list(range(1, k + 1))
+        assert len({(r.path, r.scope, r.start_line) for r in answer}) == k
+    # The seed's joined results come first, in the same order; the refill adds the next ones.
+    assert [r.leaf_id for r in full.results[: len(seed.results)]] == [r.leaf_id for r in seed.results]
+    # The results are the best leaves of the ranking kept apart, each definition once.
+    best_pieces = [r.leaf_id for r in full.results]
+    assert set(best_pieces) <= {r.leaf_id for r in apart.results}
+    # The history records the leaves of the answer (each piece), not every leaf asked for.
+    answered = {p[0] for r in records.results for p in r.pieces} | {r.leaf_id for r in records.results}
+    assert len(records.results) == k
+    assert {row["node_id"] for row in recorded} == answered

@@ -24,6 +24,7 @@ from hsc.embed.tuned import retired_note
 from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
+from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
@@ -265,29 +266,39 @@ class Searching:
         lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
         lexical_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
+        staged_runs: dict[int, tuple[int, int]] = {}
+        exact_runs: dict[int, tuple[int, int]] = {}
+        # Enough leaves for leaf_level_top_k joined results (joined_results, hsc.search.answers).
+        full = join_pieces and params.joined_results == "full"
+        table = loaded.table
         if compare or not flat:
             started = time.perf_counter()
-            staged = loaded.retriever.search(
-                vector,
-                params.mid_level_top_k,
+            staged, staged_runs = full_retrieval(
+                lambda ask: loaded.retriever.search(
+                    vector,
+                    params.mid_level_top_k,
+                    ask,
+                    math.ceil(params.stage1_leaf_share * len(loaded.table)),
+                    params.group_score_weight,
+                    lexical,
+                    params.lexical_weight,
+                ),
+                loaded.table,
                 params.leaf_level_top_k,
-                math.ceil(params.stage1_leaf_share * len(loaded.table)),
-                params.group_score_weight,
-                lexical,
-                params.lexical_weight,
+                full,
             )
             staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         exact, flat_ms = Retrieval(GroupHits(), [], len(loaded.table)), 0.0
         if compare or flat:
             # The flat ranking of the same family: fused with BM25 in the hybrid modes.
             started = time.perf_counter()
-            exact = flat_search(
-                loaded.table.vectors,
-                vector,
+            exact, exact_runs = full_retrieval(
+                lambda ask: flat_search(
+                    table.vectors, vector, ask, lexical, params.lexical_weight, table.definitions
+                ),
+                loaded.table,
                 params.leaf_level_top_k,
-                lexical,
-                params.lexical_weight,
-                loaded.table.definitions,
+                full,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
@@ -343,30 +354,13 @@ class Searching:
                 rows,
             )
         if join_pieces:
-            definition_of = self._definition_runs(loaded.table, [*staged.leaves, *exact.leaves])
+            leaf_ids = loaded.table.leaf_ids
+            runs = {**staged_runs, **exact_runs}
+            definition_of: dict[str, object] = {f"leaf:{int(leaf_ids[r])}": key for r, key in runs.items()}
             response.results = joined(response.results, definition_of)
             response.flat = joined(response.flat, definition_of)
         response.pieces_joined = join_pieces
         return response
-
-    @staticmethod
-    def _definition_runs(table: LeafTable, hits: list[Any]) -> dict[str, object]:
-        """Leaf id -> (file, first row) of the run of consecutive leaves with its scope, for
-        leaves inside a definition (a scope longer than the shortest of its file, the module's)."""
-        runs: dict[str, object] = {}
-        for hit in hits:
-            row = int(hit.row)
-            scope, file = table.scopes[row], int(table.file_index[row])
-            # A file's rows are contiguous, and files are in order.
-            start = int(np.searchsorted(table.file_index, file, side="left"))
-            end = int(np.searchsorted(table.file_index, file, side="right"))
-            if len(scope) == min(len(table.scopes[r]) for r in range(start, end)):
-                continue
-            first = row
-            while first - 1 >= start and table.scopes[first - 1] == scope:
-                first -= 1
-            runs[f"leaf:{int(table.leaf_ids[row])}"] = (file, first)
-        return runs
 
     def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
         """What a query shows of each group (GroupResult's fields after its score), from the
