@@ -32,6 +32,7 @@ from hsc.chunk.grammar import (
     IDENTIFIER_TYPES,
     LEADING_TYPES,
     LEAF_STATEMENTS,
+    SCRIPT_LANGUAGES,
     TYPE_KINDS,
     WRAPPER_TYPES,
     bound_names,
@@ -39,6 +40,8 @@ from hsc.chunk.grammar import (
     describe,
     function_value,
     go_type_kind,
+    holds_functions,
+    iife_body,
     import_names,
     is_definition,
     is_docstring,
@@ -70,6 +73,8 @@ PROTOTYPE_TYPES = ("declaration", "field_declaration")
 # (is_definition, bound_function), a C or C++ prototype, a Java field. So a subtree holding
 # none of them needs no visit; the query below finds them in C, with the identifiers.
 DEFINING_TYPES = DEFINITION_TYPES | {
+    "assignment_expression",  # JavaScript: `X.y = function ...` (grammar.assigned_name)
+    "pair",  # a function-valued member of an object literal
     "lexical_declaration",
     "variable_declaration",
     "public_field_definition",
@@ -153,6 +158,11 @@ class FactReader:
                 self.module_statement(child)
             elif self.language == "java" and child_type == "field_declaration":
                 self._defined_at.extend((child.start_byte, name) for name in java_constants(self.data, child))
+            if child_type == "expression_statement" and self.language in SCRIPT_LANGUAGES:
+                inside = iife_body(child)  # the module pattern: its definitions are the module's
+                if inside is not None and self.may_define(inside):
+                    self.visit(inside, scope, parent_kind, top)
+                continue
             if child_type in LEAF_STATEMENTS:
                 continue
             if (child_type.endswith(DESCEND_SUFFIXES) or child_type.startswith("preproc_")) and (
@@ -184,6 +194,10 @@ class FactReader:
             kind = "method"
         if inner_type == "method_declaration" and self.language == "go":
             kind = "method"
+        if members is not None and members.type == "object":  # an object literal holding functions
+            kind = "object"
+        elif inner_type == "assignment_expression" and members is not None:
+            kind = "class"
         body = self.body(inner, inner_type)
         start = inner if outer.type == "decorated_definition" else outer
         end = body.start_byte if body is not None else outer.end_byte
@@ -242,11 +256,17 @@ class FactReader:
             found = container_body(inner)
             if found is not None:
                 return found
-        if inner_type in ("lexical_declaration", "variable_declaration"):
-            declarator = next((c for c in inner.named_children if c.type == "variable_declarator"), None)
-            value = (
-                function_value(declarator.child_by_field_name("value")) if declarator is not None else None
-            )
+        if inner_type in ("lexical_declaration", "variable_declaration", "assignment_expression", "pair"):
+            if inner_type == "assignment_expression":
+                value = inner.child_by_field_name("right")
+            elif inner_type == "pair":
+                value = inner.child_by_field_name("value")
+            else:
+                declarator = next((c for c in inner.named_children if c.type == "variable_declarator"), None)
+                value = declarator.child_by_field_name("value") if declarator is not None else None
+            if holds_functions(value):
+                return value
+            value = function_value(value)
             return value.child_by_field_name("body") if value is not None else None
         if inner_type in ("type_alias_declaration", "type_item"):
             value = inner.child_by_field_name("value") or inner.child_by_field_name("type")

@@ -20,6 +20,8 @@ AST_LANGUAGES = frozenset(
     {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
 ).union(LANGUAGE_TABLES)
 
+# The grammars that read JavaScript: function assignments and the module pattern are theirs.
+SCRIPT_LANGUAGES = ("javascript", "typescript", "tsx")
 SHARED_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
 COMMENT_TYPES = SHARED_COMMENT_TYPES.union(*(tables.comments for tables in TABLED))
 # Nodes that hold, as their last child, the comment above the definition after them.
@@ -187,9 +189,67 @@ def wrapped(node: Any) -> Any:
         return next((c for c in node.named_children if c.type not in COMMENT_TYPES), None)
     if node_type == "expression_statement" and node.named_child_count == 1:
         named = node.named_child(0)  # not named_children: most statements are not wrappers
-        if named.type in ("internal_module", "module"):
+        named_type = named.type
+        if named_type in ("internal_module", "module"):
+            return named
+        if named_type == "assignment_expression" and assigned_name(named) is not None:
             return named
     return None
+
+
+# JavaScript's ways of naming a function by assignment: `Body.setMass = function`, `X.prototype.y =`,
+# `exports.f =`, `module.exports = {...}`. The parts that say where a value lives, not what it is.
+EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
+
+
+def assigned_name(node: Any) -> str | None:
+    """The name an ``assignment_expression`` defines when its value is a function, a class or an
+    object literal holding functions (``Body.setMass``, ``X.y`` of ``X.prototype.y``, ``f`` of
+    ``exports.f``, ``exports`` of ``module.exports``), else None."""
+    value = node.child_by_field_name("right")
+    if function_value(value) is None and not holds_functions(value):
+        return None
+    left = node.child_by_field_name("left")
+    if left is None or left.type not in ("identifier", "member_expression"):
+        return None
+    name = left.text.decode("utf-8", "replace")
+    if "\n" in name or "(" in name or "[" in name:
+        return None
+    name = name.replace(".prototype.", ".").removesuffix(".prototype")
+    if name in ("module.exports", "exports"):
+        return "exports"
+    for prefix in EXPORT_PREFIXES:
+        name = name.removeprefix(prefix)
+    return name or None
+
+
+def iife_body(node: Any) -> Any:
+    """The statements of ``(function () { ... })()`` or ``(() => { ... })()`` standing as an
+    expression statement (the module pattern), or None."""
+    if node.type != "expression_statement" or node.named_child_count != 1:
+        return None
+    call = node.named_child(0)
+    if call.type == "unary_expression" and call.named_child_count == 1:  # !function () { ... }()
+        call = call.named_child(0)
+    if call.type != "call_expression":
+        return None
+    function = function_value(call.child_by_field_name("function"))
+    if function is None or function.type == "class":
+        return None
+    body = function.child_by_field_name("body")
+    return body if body is not None and body.type == "statement_block" else None
+
+
+def holds_functions(value: Any) -> bool:
+    """An object literal with a method or a function-valued property among its members."""
+    if value is None or value.type != "object":
+        return False
+    for child in value.named_children:
+        if child.type == "method_definition":
+            return True
+        if child.type == "pair" and function_value(child.child_by_field_name("value")) is not None:
+            return True
+    return False
 
 
 def container_body(node: Any) -> Any:
@@ -220,13 +280,19 @@ def is_definition(data: bytes, node: Any, language: str = "") -> bool:
         return True
     if node_type in ("export_statement", "ambient_declaration", "expression_statement"):
         inner = wrapped(node)
+        if inner is not None and inner.type == "object":  # `export default { ... }` with methods
+            return holds_functions(inner)
         return inner is not None and is_definition(data, inner)
     if node_type in ("lexical_declaration", "variable_declaration"):
         declarators = [child for child in node.named_children if child.type == "variable_declarator"]
         if len(declarators) != 1:
             return False
         value = declarators[0].child_by_field_name("value")
-        return value is not None and value.type in FUNCTION_VALUE_TYPES
+        return value is not None and (value.type in FUNCTION_VALUE_TYPES or holds_functions(value))
+    if node_type == "assignment_expression":
+        return assigned_name(node) is not None
+    if node_type == "pair":  # a member of an object literal whose value is a function
+        return function_value(node.child_by_field_name("value")) is not None
     if node_type in ("public_field_definition", "field_definition"):
         value = node.child_by_field_name("value")
         return value is not None and value.type in FUNCTION_VALUE_TYPES
@@ -250,7 +316,19 @@ def describe(data: bytes, node: Any, language: str = "") -> tuple[str, str | Non
         declarator = next(child for child in node.named_children if child.type == "variable_declarator")
         value = declarator.child_by_field_name("value")
         body = value.child_by_field_name("body") if value is not None and value.type == "class" else None
+        if holds_functions(value):
+            body = value
         return node_type, name_text(data, declarator.child_by_field_name("name")), body
+    if node_type == "assignment_expression":
+        value = node.child_by_field_name("right")
+        body = value if holds_functions(value) else None
+        if value is not None and value.type == "class":
+            body = value.child_by_field_name("body")
+        return node_type, assigned_name(node), body
+    if node_type == "pair":
+        return node_type, name_text(data, node.child_by_field_name("key")), None
+    if node_type == "object":
+        return node_type, "default", node
     if node_type in ("public_field_definition", "field_definition"):
         name = node.child_by_field_name("name") or node.child_by_field_name("property")
         return node_type, name_text(data, name), None
@@ -346,6 +424,9 @@ DEFINITION_KINDS = {
     "constructor_declaration": "method",
     "compact_constructor_declaration": "method",
     "public_field_definition": "method",
+    "assignment_expression": "function",
+    "pair": "function",
+    "object": "object",
     "field_definition": "method",
     "method": "function",
     "singleton_method": "function",

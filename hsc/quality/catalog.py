@@ -26,6 +26,7 @@ from hsc.quality.systems import (
     Corpus,
     Flat,
     HnswLeaves,
+    Joined,
     System,
     TokenWindows,
     TwoStage,
@@ -172,6 +173,13 @@ SYSTEMS: dict[str, Entry] = {
         lambda i: i.two_stage("hybrid", True, lexical_weight=_lexical(i)),
         lambda i: i.plan,
         about="the widened two stages fused with BM25",
+    ),
+    "hybrid+joined": Entry(
+        lambda i: Joined(
+            i.two_stage("hybrid", True, lexical_weight=_lexical(i)), i.corpus.table, "hybrid+joined"
+        ),
+        lambda i: i.plan,
+        about="hybrid as a query answers: split definitions' pieces joined, refilled to k results",
     ),
     "contextual-flat": Entry(
         lambda i: Flat(i.contextual, name="contextual-flat"),

@@ -183,7 +183,10 @@ def evaluate(system: System, prepared: Prepared, k: int = K, details: bool = Fal
         # The BM25 look-up, served from the memo, counts with its own measured cost.
         latencies.append((time.perf_counter() - started) * 1000 + ranking.lexical_ms)
         hits = [
-            is_hit(target, units.paths[r], int(units.start_lines[r]), int(units.end_lines[r]))
+            any(
+                is_hit(target, units.paths[m], int(units.start_lines[m]), int(units.end_lines[m]))
+                for m in ranking.members.get(r, [r])
+            )
             for r in ranking.rows[:k]
         ]
         ranks.append(first_hit(hits))

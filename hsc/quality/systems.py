@@ -22,6 +22,7 @@ from hsc.chunk.parse import module_name
 from hsc.chunk.tokens import TokenCounter
 from hsc.hierarchy.groups import HierarchyPlan, LeafTable
 from hsc.model import common_scope, content_hash
+from hsc.search.answers import full_answer
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search, top_k
 from hsc.store import Store
@@ -65,6 +66,8 @@ class Ranking:
     scored: int  # units whose score was computed exactly
     groups: list[int] = field(default_factory=list)  # stage-1 group ordinals, when there is a stage 1
     lexical_ms: float = 0.0  # the BM25 look-up's own time (it is cached across systems)
+    # A result that joins a split definition's pieces: its first row -> every piece's row.
+    members: dict[int, list[int]] = field(default_factory=dict)
 
 
 class System(Protocol):
@@ -305,6 +308,30 @@ class CollapsedTree:
             if len(rows) >= k:
                 break
         return Ranking(rows[:k], len(scores))
+
+
+class Joined:
+    """Another system's ranking as :meth:`hsc.api.Index.query` answers by default: the pieces of a
+    split definition joined into one result, and as many leaves asked for as it takes to hand back
+    ``k`` results (``full``; else the seed's ``k`` leaves, joined: fewer results)."""
+
+    def __init__(self, inner: Any, table: LeafTable, name: str, full: bool = True) -> None:
+        self.inner, self.table, self.name, self.full = inner, table, name, full
+        self.units = inner.units
+        for knob in ("mid_level_top_k", "leaf_share", "lexical_weight", "lexical_candidates"):
+            if hasattr(inner, knob):
+                setattr(self, knob, getattr(inner, knob))
+
+    def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
+        found, rows, runs = full_answer(
+            lambda ask: self.inner.search(vector, text, ask), lambda r: r.rows, self.table, k, self.full
+        )
+        firsts: dict[object, int] = {}
+        members: dict[int, list[int]] = {}
+        for row in rows:
+            first = firsts.setdefault(runs.get(row, ("row", row)), row)
+            members.setdefault(first, []).append(row)
+        return Ranking(list(members), found.scored, found.groups, found.lexical_ms, members)
 
 
 # -- texts for the variants that embed something new ----------------------------------------

@@ -13,12 +13,14 @@ quality benchmark, so both count answers the same way.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from hsc.hierarchy.groups import LeafTable
 from hsc.search.two_stage import Retrieval
+
+Found = TypeVar("Found")
 
 # How many more leaves a query asks for than the results it wants, at first: most joined lists
 # need one or two more leaves, and asking twice as many costs a partial sort, not a second search.
@@ -69,20 +71,33 @@ def first_joined(rows: Sequence[int], runs: dict[int, Any], k: int) -> list[int]
     return kept
 
 
-def full_retrieval(
-    search: Callable[[int], Retrieval], table: LeafTable, k: int, full: bool
-) -> tuple[Retrieval, dict[int, tuple[int, int]]]:
+def full_answer(
+    search: Callable[[int], Found],
+    rows_of: Callable[[Found], list[int]],
+    table: LeafTable,
+    k: int,
+    full: bool,
+) -> tuple[Found, list[int], dict[int, tuple[int, int]]]:
     """``search(leaves)`` asked for enough leaves that they join into ``k`` results (``full``),
-    or for ``k`` leaves (the seed's count); its leaves cut to those that make the first ``k``
-    joined results, and the definition runs of the rows kept."""
+    or for ``k`` leaves (the seed's count): what it found, the rows of its ranking (``rows_of``)
+    that make the first ``k`` joined results, and their definition runs."""
     ask = k * FIRST_ASK if full else k
     while True:
         found = search(ask)
-        rows = [hit.row for hit in found.leaves]
+        rows = rows_of(found)
         runs = definition_runs(table, rows)
         if not full or len(rows) < ask or joined_count(rows, runs) >= k or ask >= len(table):
             break
         ask = min(ask * GROWTH, len(table))
-    kept = set(first_joined(rows, runs, k))
+    return found, first_joined(rows, runs, k), runs
+
+
+def full_retrieval(
+    search: Callable[[int], Retrieval], table: LeafTable, k: int, full: bool
+) -> tuple[Retrieval, dict[int, tuple[int, int]]]:
+    """:func:`full_answer` of a leaf retrieval: its leaves cut to those of the first ``k``
+    joined results, and the definition runs of its rows."""
+    found, rows, runs = full_answer(search, lambda r: [hit.row for hit in r.leaves], table, k, full)
+    kept = set(rows)
     leaves = [hit for hit in found.leaves if hit.row in kept]
     return Retrieval(found.groups, leaves, found.leaves_compared, found.opened_leaves), runs
