@@ -104,6 +104,14 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
     return result
 
 
+def _corpus(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.corpora import LANGUAGE_PACKAGES, bench_corpus
+
+    wanted = (args.language or "all").split(",")
+    languages = list(LANGUAGE_PACKAGES) if wanted == ["all"] else wanted
+    return bench_corpus(languages, Path(args.out or ".hsc/corpora"))
+
+
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
     from hsc.quality.catalog import SYSTEM_NAMES
@@ -187,6 +195,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
     ),
     "samples": ("parameter grid on the bundled samples' labelled queries", _samples),
     "fresh": ("index, status, one-file sync and search_code as the MCP tools run them (--path)", _fresh),
+    "corpus": (
+        "a benchmark corpus per --language (go, rust, js, ts, python or all) from registry packages "
+        "at pinned versions, under --out (default .hsc/corpora), for `bench quality --path`",
+        _corpus,
+    ),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
     "context": (
         "code at a token budget: context packs against leaves, groups, windows (gold from ast)",
@@ -239,6 +252,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="docstring",
         help="quality: a doc's first sentence (default), or a prose comment inside a function body",
     )
+    parser.add_argument("--language", help="corpus: go, rust, js, ts, python, a list of them, or all")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
     parser.add_argument(
         "--encoder",
@@ -270,6 +284,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.quality.report import format_table
 
         return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+    if result["suite"] == "corpus":
+        from hsc.bench.corpora import format_corpus
+
+        return format_corpus(result)
     if result["suite"] == "context":
         from hsc.bench.context import format_context
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from hsc.chunk.doctext import comment_lines
+from hsc.chunk.grammar import SCRIPT_LANGUAGES, function_value, wrapped
 from hsc.chunk.ingest import walk_repository
 from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
 from hsc.chunk.parse import parser_for
@@ -266,18 +267,44 @@ def find_docs(
             blanks.append((lo, hi))
             if node.type == "function_definition":
                 functions.append((node, data[lo:hi].decode("utf-8", "replace")))
-        elif node.type in FUNCTION_TYPES or node.type in (
-            "class_declaration",
-            "struct_item",
-            "type_declaration",
+        elif (
+            node.type in FUNCTION_TYPES
+            or node.type in ("class_declaration", "struct_item", "type_declaration")
+            or (language in SCRIPT_LANGUAGES and script_function(node))
         ):
             comments = _comment_block(node, language)
             if not comments:
                 continue
             blanks.extend((c.start_byte, c.end_byte) for c in comments)
-            if node.type in FUNCTION_TYPES:
+            if node.type in FUNCTION_TYPES or node.type in SCRIPT_STATEMENTS:
                 functions.append((node, _comment_text(comments)))
     return functions, blanks
+
+
+# Statements that define a JavaScript function by naming a function value (hsc.chunk.grammar).
+SCRIPT_STATEMENTS = frozenset({"expression_statement", "lexical_declaration", "variable_declaration", "pair"})
+
+
+def script_function(node: Any) -> bool:
+    """``X.y = function``, ``exports.f = () =>``, ``const f = () =>``, ``{ f: function }``: a function
+    value given a name by the statement, as the chunker reads it (not a class or an object)."""
+    node_type = node.type
+    if node_type not in SCRIPT_STATEMENTS:
+        return False
+    if node_type == "expression_statement":
+        inner = wrapped(node)
+        value = (
+            inner.child_by_field_name("right")
+            if inner is not None and inner.type == "assignment_expression"
+            else None
+        )
+    elif node_type == "pair":
+        value = node.child_by_field_name("value")
+    else:
+        declarators = [c for c in node.named_children if c.type == "variable_declarator"]
+        value = declarators[0].child_by_field_name("value") if len(declarators) == 1 else None
+    function = function_value(value)
+    return function is not None and function.type != "class"
 
 
 def _inside_function(node: Any) -> Any:

@@ -82,3 +82,19 @@ def paired_bootstrap(
         out[name] = round(float(difference.mean()), 4)
         out[f"{name}_ci"] = [round(float(low), 4), round(float(high), 4)]
     return out
+
+
+def mcnemar(first: Sequence[int | None], second: Sequence[int | None], k: int = K) -> dict[str, Any]:
+    """McNemar's exact test on hit@k over the same queries: the queries only ``first`` finds,
+    those only ``second`` finds, and the two-sided p of that split under no difference
+    (a binomial with p = 1/2 over the discordant queries)."""
+    if len(first) != len(second):
+        raise ValueError(f"paired runs need the same queries ({len(first)} against {len(second)})")
+    hit_a = [r is not None and r <= k for r in first]
+    hit_b = [r is not None and r <= k for r in second]
+    only_first = sum(1 for a, b in zip(hit_a, hit_b) if a and not b)
+    only_second = sum(1 for a, b in zip(hit_a, hit_b) if b and not a)
+    discordant = only_first + only_second
+    tail = sum(math.comb(discordant, i) for i in range(min(only_first, only_second) + 1))
+    p = min(1.0, 2 * tail / 2**discordant) if discordant else 1.0
+    return {"only_first": only_first, "only_second": only_second, "p": round(p, 4)}

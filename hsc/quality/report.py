@@ -216,6 +216,11 @@ def format_table(result: dict[str, Any]) -> str:
     for row in result["systems"]:
         lines.append("| " + " | ".join(_cell(row.get(c)) for c in TABLE_COLUMNS) + " |")
     corpus = result["corpus"]
+    for test in result.get("mcnemar", []):
+        lines.append(
+            f"{test['default']} against {test['system']}: found by {test['default']} only "
+            f"{test['only_first']}, by {test['system']} only {test['only_second']}, McNemar p {test['p']}"
+        )
     return (
         f"quality: {corpus['source']}: {corpus['queries']} queries, {corpus['leaves']} leaves, "
         f"index {result['index_s']} s\n" + "\n".join(lines)

@@ -27,7 +27,7 @@ from hsc.quality.catalog import (
     main_systems,
 )
 from hsc.quality.corpus import is_hit
-from hsc.quality.metrics import first_hit, summarise
+from hsc.quality.metrics import first_hit, mcnemar, summarise
 from hsc.quality.systems import (
     LEXICAL_CANDIDATES,
     Corpus,
@@ -275,6 +275,25 @@ def sweep(
     return rows
 
 
+# The system a query answers with by default, first choice first: each other system is compared
+# with it by McNemar's test on hit@10 (docs/languages.md).
+DEFAULT_SYSTEMS = ("hybrid+joined", "hybrid")
+
+
+def against_default(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each system of the table against the default one: the queries only one of them finds
+    in its top 10, and McNemar's p."""
+    ranks = {row["system"]: row["ranks"] for row in table}
+    default = next((name for name in DEFAULT_SYSTEMS if name in ranks), None)
+    if default is None:
+        return []
+    return [
+        {"default": default, "system": name, **mcnemar(ranks[default], other, K)}
+        for name, other in ranks.items()
+        if name != default
+    ]
+
+
 def _knobs(params: Parameters) -> dict[str, Any]:
     return {
         "similarity_drop_threshold": params.similarity_drop_threshold,
@@ -325,6 +344,7 @@ def _scored(
         swept = sweep(prepared, report, lambda f, m: tell(done + (1 - done) * f, m))
     tell(1.0, "done")
     return {
+        "mcnemar": against_default(table),
         "suite": "quality",
         "corpus": prepared.corpus_info,
         "parameters": dataclasses.asdict(prepared.params),
