@@ -84,7 +84,7 @@ def test_every_language_is_pinned_and_an_unknown_one_or_registry_is_refused(tmp_
     with pytest.raises(ValueError, match="unknown language 'cobol'"):
         build_language("cobol", tmp_path)
     with pytest.raises(ValueError, match="unknown registry 'cpan'"):
-        fetch(Package("cpan", "Moose", "2.2206", ""), tmp_path)
+        fetch(Package("cpan", "Moose", "2.2206", "", "moose"), tmp_path)
 
 
 def test_joined_answers_find_what_the_leaves_do_at_a_rank_no_worse(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ class Package:
     name: str
     version: str
     folder: str  # where the sources are inside the unpacked package ("" = all of it)
+    corpus_name: str  # the package's folder in the corpus: its name as a user's checkout would have it
 
 
 # The packages of each language's benchmark: none was used to choose hsc's defaults or to train its
@@ -38,29 +39,61 @@ class Package:
 # (rxjs is also the README's TypeScript row). About 230-370 usable queries a language.
 LANGUAGE_PACKAGES: dict[str, tuple[Package, ...]] = {
     "go": (
-        Package("debian", "golang-github-gorilla-mux-dev", "1.8.0-1", "usr/share/gocode/src"),
-        Package("debian", "golang-github-spf13-cobra-dev", "1.6.1-1", "usr/share/gocode/src"),
-        Package("debian", "golang-github-sirupsen-logrus-dev", "1.9.0-1", "usr/share/gocode/src"),
-        Package("debian", "golang-github-google-go-cmp-dev", "0.5.9-1", "usr/share/gocode/src"),
+        Package(
+            "debian",
+            "golang-github-gorilla-mux-dev",
+            "1.8.0-1",
+            "usr/share/gocode/src/github.com/gorilla/mux",
+            "mux",
+        ),
+        Package(
+            "debian",
+            "golang-github-spf13-cobra-dev",
+            "1.6.1-1",
+            "usr/share/gocode/src/github.com/spf13/cobra",
+            "cobra",
+        ),
+        Package(
+            "debian",
+            "golang-github-sirupsen-logrus-dev",
+            "1.9.0-1",
+            "usr/share/gocode/src/github.com/sirupsen/logrus",
+            "logrus",
+        ),
+        Package(
+            "debian",
+            "golang-github-google-go-cmp-dev",
+            "0.5.9-1",
+            "usr/share/gocode/src/github.com/google/go-cmp",
+            "go-cmp",
+        ),
     ),
     "rust": (
-        Package("debian", "librust-itertools-dev", "0.10.3-1", "usr/share/cargo/registry"),
-        Package("debian", "librust-bytes-dev", "1.2.1-1", "usr/share/cargo/registry"),
-        Package("debian", "librust-indexmap-dev", "1.9.2-1", "usr/share/cargo/registry"),
+        Package(
+            "debian",
+            "librust-itertools-dev",
+            "0.10.3-1",
+            "usr/share/cargo/registry/itertools-0.10.3",
+            "itertools",
+        ),
+        Package("debian", "librust-bytes-dev", "1.2.1-1", "usr/share/cargo/registry/bytes-1.2.1", "bytes"),
+        Package(
+            "debian", "librust-indexmap-dev", "1.9.2-1", "usr/share/cargo/registry/indexmap-1.9.2", "indexmap"
+        ),
     ),
     "js": (
-        Package("npm", "matter-js", "0.19.0", "package/src"),
-        Package("npm", "commander", "12.1.0", "package/lib"),
-        Package("npm", "yjs", "13.6.20", "package/src"),
+        Package("npm", "matter-js", "0.19.0", "package/src", "matter-js"),
+        Package("npm", "commander", "12.1.0", "package/lib", "commander"),
+        Package("npm", "yjs", "13.6.20", "package/src", "yjs"),
     ),
     "ts": (
-        Package("npm", "rxjs", "7.8.1", "package/src"),
-        Package("npm", "@grpc/grpc-js", "1.12.2", "package/src"),
-        Package("npm", "@tiptap/core", "2.9.1", "package/src"),
+        Package("npm", "rxjs", "7.8.1", "package/src", "rxjs"),
+        Package("npm", "@grpc/grpc-js", "1.12.2", "package/src", "grpc-js"),
+        Package("npm", "@tiptap/core", "2.9.1", "package/src", "tiptap-core"),
     ),
     "python": (
-        Package("pypi", "boltons", "24.0.0", ""),
-        Package("pypi", "toolz", "0.12.1", ""),
+        Package("pypi", "boltons", "24.0.0", "boltons-24.0.0/boltons", "boltons"),
+        Package("pypi", "toolz", "0.12.1", "toolz-0.12.1/toolz", "toolz"),
     ),
 }
 EXTENSIONS = {
@@ -157,7 +190,7 @@ def build_language(language: str, out: Path) -> dict[str, Any]:
         root = unpacked / package.folder if package.folder else unpacked
         if not root.is_dir():
             raise RuntimeError(f"{package.name}@{package.version} has no {package.folder}/")
-        name = package.name.rsplit("/", 1)[-1]
+        name = package.corpus_name
         files = _sources(root, EXTENSIONS[language])
         for path in files:
             destination = folder / name / path.relative_to(root)
