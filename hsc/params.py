@@ -67,6 +67,8 @@ FRAGMENT_MERGING = ("balance", "seed")
 # Whether a leaf holding definitions inside it also gets a vector per such definition
 # (hsc.embed.definitions), its cosine the best of its vectors' (hsc.search.two_stage).
 DEFINITION_VECTORS = ("best", "off")
+# What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
+SCOPE_NAMES = ("path", "language")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
 JOINED_RESULTS = ("full", "seed")
 
@@ -148,6 +150,15 @@ class Parameters:
         "Query results that are pieces of one definition are shown as one either way.",
         "chunk",
         choices=FRAGMENT_MERGING,
+    )
+    # Measured per language with `bench corpus` + `bench quality --path` (docs/languages.md).
+    scope_names: str = _p(
+        "path",
+        "'path': a scope is the file's dotted path, then the definitions' names; 'language': Go names "
+        "the package of the `package` clause in place of the file (mux.Route.Match), Rust names a "
+        "method's trait after its type (Date.Display.fmt of `impl Display for Date`).",
+        "chunk",
+        choices=SCOPE_NAMES,
     )
     # Measured on the standard-library benchmark and third-party code (README, "Definition vectors").
     definition_vectors: str = _p(
@@ -326,6 +337,8 @@ class Parameters:
         key = f"min={self.minimum_chunk_token_length};max={self.maximum_chunk_token_length}"
         if self.fragment_merging != "seed":
             key += f";fragments={self.fragment_merging}"
+        if self.scope_names != "path":
+            key += f";scopes={self.scope_names}"
         return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
 
     def hierarchy_params(self) -> dict[str, Any]:
@@ -339,6 +352,7 @@ CHUNK_FIELDS = (
     "maximum_chunk_token_length",
     "fragment_merging",
     "definition_vectors",
+    "scope_names",
 )
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

@@ -43,6 +43,7 @@ class SyntaxCutter(Packer):
     def __init__(self, data: bytes, params: Parameters, counter: TokenCounter, language: str = "") -> None:
         super().__init__(data, params, counter)
         self.language = language  # the grammar.py functions answer from its own tables when it has some
+        self.traits = params.scope_names == "language"  # a Rust impl names its trait too
 
     def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
@@ -177,7 +178,7 @@ class SyntaxCutter(Packer):
         return pieces
 
     def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
-        node_type, name, body = describe(self.data, item.node, self.language)
+        node_type, name, body = describe(self.data, item.node, self.language, self.traits)
         scope = f"{parent_scope}.{name}" if name else parent_scope
         tokens = self.measure(item.lo, item.hi)
         if tokens >= 0:

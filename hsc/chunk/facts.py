@@ -105,8 +105,9 @@ def names_query(language: str) -> Query | None:
 class FactReader:
     """Reads one parsed file's definitions and per-leaf facts."""
 
-    def __init__(self, data: bytes, language: str, module_scope: str) -> None:
+    def __init__(self, data: bytes, language: str, module_scope: str, traits: bool = False) -> None:
         self.data = data
+        self.traits = traits  # scope_names "language": a Rust impl names its trait too
         self.language = language
         self.module_scope = module_scope
         self.definitions: list[Definition] = []
@@ -177,7 +178,7 @@ class FactReader:
         return index < len(starts) and starts[index] <= node.end_byte
 
     def definition(self, outer: Any, scope: str, parent_kind: str) -> None:
-        _node_type, name, members = describe(self.data, outer, self.language)
+        _node_type, name, members = describe(self.data, outer, self.language, self.traits)
         if not name:
             return
         inner, inner_type = outer, outer.type  # each .type read makes a new string: read once

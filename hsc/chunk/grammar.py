@@ -223,6 +223,20 @@ def assigned_name(node: Any) -> str | None:
     return name or None
 
 
+def go_package_scope(data: bytes, root: Any, path_scope: str) -> str:
+    """A Go file's scope named by its package: the folders of ``path_scope`` (the file's dotted
+    path) then the name of its ``package`` clause, unless the last folder already says it."""
+    clause = next((c for c in root.named_children if c.type == "package_clause"), None)
+    name_node = (
+        next((c for c in clause.named_children if c.type == "package_identifier"), None) if clause else None
+    )
+    if name_node is None:
+        return path_scope
+    folders = path_scope.split(".")[:-1]
+    package = name_text(data, name_node) or ""
+    return ".".join(folders if folders and folders[-1] == package else [*folders, package])
+
+
 def iife_body(node: Any) -> Any:
     """The statements of ``(function () { ... })()`` or ``(() => { ... })()`` standing as an
     expression statement (the module pattern), or None."""
@@ -301,8 +315,9 @@ def is_definition(data: bytes, node: Any, language: str = "") -> bool:
     return node_type in DEFINITION_TYPES
 
 
-def describe(data: bytes, node: Any, language: str = "") -> tuple[str, str | None, Any]:
-    """(node type to report, name for the scope, body of members or None)."""
+def describe(data: bytes, node: Any, language: str = "", traits: bool = False) -> tuple[str, str | None, Any]:
+    """(node type to report, name for the scope, body of members or None). ``traits``: a Rust
+    ``impl Trait for Type`` is named ``Type.Trait`` (scope_names "language"), else ``Type``."""
     tables = tables_for(language)
     if tables is not None:
         return tables.describe(data, node)
@@ -311,7 +326,11 @@ def describe(data: bytes, node: Any, language: str = "") -> tuple[str, str | Non
         inner = wrapped(node)
         if inner is None:
             return node_type, None, None
-        return describe(data, inner)
+        return describe(data, inner, traits=traits)
+    if node_type == "impl_item" and traits:
+        name = definition_name(data, node)
+        trait = base_type_name(data, node.child_by_field_name("trait"))
+        return node_type, f"{name}.{trait}" if name and trait else name, container_body(node)
     if node_type in ("lexical_declaration", "variable_declaration"):
         declarator = next(child for child in node.named_children if child.type == "variable_declarator")
         value = declarator.child_by_field_name("value")

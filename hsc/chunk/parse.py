@@ -18,7 +18,7 @@ from tree_sitter_language_pack import get_parser
 from hsc.chunk.components import COMPONENT_LANGUAGES, parse_scripts, script_language, script_parts
 from hsc.chunk.cut import SyntaxCutter
 from hsc.chunk.facts import FactReader
-from hsc.chunk.grammar import AST_LANGUAGES
+from hsc.chunk.grammar import AST_LANGUAGES, go_package_scope
 from hsc.chunk.prose import ProseCutter
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition, ImportBinding, Leaf, LeafFacts
@@ -114,12 +114,14 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     cutter = SyntaxCutter(data, params, counter, language)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
+    if language == "go" and params.scope_names == "language":
+        scope = go_package_scope(data, root, scope)
     if root.child_count:
         pieces = cutter.container_pieces(root.children, 0, len(data), scope, ())
     else:
         pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
-    reader = FactReader(data, language, scope)
+    reader = FactReader(data, language, scope, cutter.traits)
     definitions, facts = reader.read(root, leaves)
     return Cut(leaves, definitions, facts, _syntax_error_lines(root), reader.bindings)
 

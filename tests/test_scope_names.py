@@ -1,0 +1,99 @@
+"""scope_names "language": Go scopes name the package of the `package` clause in place of the file,
+Rust methods of `impl Trait for Type` name the trait after the type; "path" (the default) keeps the
+file's path and the type alone (real parses)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hsc.chunk.parse import cut_file
+from hsc.chunk.tokens import get_counter
+from hsc.params import Parameters
+
+COUNTER = get_counter()
+
+GO = """\
+package mux
+
+import "net/http"
+
+// Route stores information to match a request and build URLs.
+type Route struct {
+\thandler http.Handler
+\terr     error
+}
+
+// Match matches the route against the request.
+func (r *Route) Match(req *http.Request, match *RouteMatch) bool {
+\tif r.err != nil {
+\t\treturn false
+\t}
+\treturn r.handler != nil && req != nil && match != nil
+}
+"""
+
+RUST = """\
+use std::fmt;
+
+/// A calendar date.
+pub struct Date {
+    year: i32,
+    month: u8,
+    day: u8,
+}
+
+impl Date {
+    /// The date's year.
+    pub fn year(&self) -> i32 {
+        self.year
+    }
+}
+
+impl fmt::Display for Date {
+    /// Writes the date as year-month-day.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+"""
+
+SMALL = {"minimum_chunk_token_length": 0, "maximum_chunk_token_length": 40}
+
+
+def cut(source: str, path: str, language: str, names: str):
+    result = cut_file(source, path, language, Parameters(scope_names=names, **SMALL), COUNTER)
+    assert not result.error_lines
+    return {leaf.scope for leaf in result.leaves}, {d.scope: d for d in result.definitions}
+
+
+@pytest.mark.parametrize(
+    ("path", "language_scope"),
+    [
+        ("route.go", "mux.Route.Match"),
+        ("mux/route.go", "mux.Route.Match"),
+        ("v2/route.go", "v2.mux.Route.Match"),
+    ],
+)
+def test_go_scopes_name_the_package_with_language_names(path: str, language_scope: str) -> None:
+    path_scope = path.removesuffix(".go").replace("/", ".") + ".Route.Match"
+    leaves, definitions = cut(GO, path, "go", "path")
+    assert path_scope in leaves and path_scope in definitions
+    leaves, definitions = cut(GO, path, "go", "language")
+    assert language_scope in leaves and definitions[language_scope].signature.startswith(
+        "func (r *Route) Match"
+    )
+
+
+def test_rust_trait_methods_name_their_trait_with_language_names() -> None:
+    leaves, definitions = cut(RUST, "src/date.rs", "rust", "path")
+    assert {"src.date.Date.fmt", "src.date.Date.year"} <= set(definitions)
+    leaves, definitions = cut(RUST, "src/date.rs", "rust", "language")
+    assert definitions["src.date.Date.Display.fmt"].kind == "method"
+    assert "src.date.Date.Display.fmt" in leaves
+    assert "src.date.Date.year" in definitions  # an inherent impl has no trait to name
+    assert "src.date.Date.fmt" not in definitions
+
+
+def test_scope_names_are_part_of_the_chunk_key() -> None:
+    assert Parameters().chunk_key() == Parameters(scope_names="path").chunk_key()
+    assert "scopes=language" in Parameters(scope_names="language").chunk_key()
