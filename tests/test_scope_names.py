@@ -97,3 +97,22 @@ def test_rust_trait_methods_name_their_trait_with_language_names() -> None:
 def test_scope_names_are_part_of_the_chunk_key() -> None:
     assert Parameters().chunk_key() == Parameters(scope_names="path").chunk_key()
     assert "scopes=language" in Parameters(scope_names="language").chunk_key()
+
+
+def test_the_leaf_survey_reads_each_language_of_a_folder(tmp_path) -> None:
+    from hsc.bench.leaf_survey import bench_leaves, format_leaves
+
+    (tmp_path / "mux").mkdir()
+    (tmp_path / "mux" / "route.go").write_text(GO)
+    (tmp_path / "date.rs").write_text(RUST)
+    result = bench_leaves(tmp_path, None, Parameters(scope_names="language", **SMALL))
+    assert set(result["languages"]) == {"go", "rust"}
+    rust = result["languages"]["rust"]
+    assert rust["definition_kinds"]["impl"] == 2 and rust["definition_kinds"]["method"] == 2
+    assert any(line.startswith("date.Date.Display.fmt  <-  fn fmt") for line in rust["scope_lines"]["method"])
+    assert result["languages"]["go"]["scope_lines"]["method"] == [
+        "mux.Route.Match  <-  func (r *Route) Match(req *http.Request, match *RouteMatch) bool"
+    ]
+    assert "go: 1 files" in format_leaves(result)
+    with pytest.raises(FileNotFoundError, match="no bench quality run"):
+        bench_leaves(tmp_path, tmp_path / "nothing")

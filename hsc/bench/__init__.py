@@ -112,6 +112,12 @@ def _corpus(args: argparse.Namespace) -> dict[str, Any]:
     return bench_corpus(languages, Path(args.out or ".hsc/corpora"))
 
 
+def _leaves(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.leaf_survey import bench_leaves
+
+    return bench_leaves(Path(args.path or "."), Path(args.out) if args.out else None)
+
+
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
     from hsc.quality.catalog import SYSTEM_NAMES
@@ -200,6 +206,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
         "at pinned versions, under --out (default .hsc/corpora), for `bench quality --path`",
         _corpus,
     ),
+    "leaves": (
+        "what the leaves of --path look like per language (sizes, scopes, definitions); with --out, "
+        "a bench quality run's folder: where its targets ranked, by the leaves they span",
+        _leaves,
+    ),
     "quality": ("retrieval quality on real code: docstring queries, systems side by side, sweep", _quality),
     "context": (
         "code at a token budget: context packs against leaves, groups, windows (gold from ast)",
@@ -284,6 +295,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.quality.report import format_table
 
         return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+    if result["suite"] == "leaves":
+        from hsc.bench.leaf_survey import format_leaves
+
+        return format_leaves(result)
     if result["suite"] == "corpus":
         from hsc.bench.corpora import format_corpus
 
