@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from hsc.chunk.doctext import comment_lines
-from hsc.chunk.grammar import SCRIPT_LANGUAGES, function_value, wrapped
+from hsc.chunk.grammar import SCRIPT_LANGUAGES, function_value
 from hsc.chunk.ingest import walk_repository
 from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
 from hsc.chunk.parse import parser_for
@@ -287,17 +287,15 @@ SCRIPT_STATEMENTS = frozenset({"expression_statement", "lexical_declaration", "v
 
 def script_function(node: Any) -> bool:
     """``X.y = function``, ``exports.f = () =>``, ``const f = () =>``, ``{ f: function }``: a function
-    value given a name by the statement, as the chunker reads it (not a class or an object)."""
+    value given a name by the statement (not a class or an object)."""
     node_type = node.type
     if node_type not in SCRIPT_STATEMENTS:
         return False
     if node_type == "expression_statement":
-        inner = wrapped(node)
-        value = (
-            inner.child_by_field_name("right")
-            if inner is not None and inner.type == "assignment_expression"
-            else None
-        )
+        # Read here, not through the chunker's tables: the queries stay the same whatever it reads.
+        inner = node.named_child(0) if node.named_child_count == 1 else None
+        is_assignment = inner is not None and inner.type == "assignment_expression"
+        value = inner.child_by_field_name("right") if is_assignment else None
     elif node_type == "pair":
         value = node.child_by_field_name("value")
     else:
