@@ -72,6 +72,22 @@ SCOPE_NAMES = ("path", "language")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
 JOINED_RESULTS = ("full", "seed")
 
+_LANGUAGE_MINIMUM = re.compile(r"\s*([a-z][a-z0-9_+#-]*)\s*=\s*(\d+)\s*")
+
+
+def language_minimums(value: str) -> dict[str, int]:
+    """``"rust=128, go=64"`` as ``{"rust": 128, "go": 64}`` (leaf_minimums); a one-line error else."""
+    out: dict[str, int] = {}
+    for item in filter(str.strip, value.split(",")):
+        match = _LANGUAGE_MINIMUM.fullmatch(item)
+        if match is None:
+            raise SettingError(
+                "leaf_minimums", f"leaf_minimums: {item.strip()!r} is not LANGUAGE=N (e.g. 'rust=128')"
+            )
+        out[match.group(1)] = int(match.group(2))
+    return out
+
+
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
 
@@ -151,7 +167,15 @@ class Parameters:
         "chunk",
         choices=FRAGMENT_MERGING,
     )
-    # Measured per language with `bench corpus` + `bench quality --path` (docs/languages.md).
+    # Measured per language with `bench corpus` + `bench quality --path` (docs/languages.md): Rust's
+    # many thin methods were found 0.644 -> 0.761 Recall@10 with their neighbours in their leaf.
+    leaf_minimums: str = _p(
+        "rust=128",
+        "Per-language minimum_chunk_token_length, 'LANGUAGE=N' joined by commas: leaves of those "
+        "languages shorter than N are merged with a neighbour ('' = minimum_chunk_token_length for all, "
+        "the seed's). See docs/languages.md.",
+        "chunk",
+    )
     scope_names: str = _p(
         "path",
         "'path': a scope is the file's dotted path, then the definitions' names; 'language': Go names "
@@ -331,12 +355,21 @@ class Parameters:
                 f"maximum_chunk_token_length must be >= minimum_chunk_token_length "
                 f"({self.minimum_chunk_token_length}), got {self.maximum_chunk_token_length}",
             )
+        language_minimums(self.leaf_minimums)  # a malformed value is refused here, in one line
+
+    def minimum_for(self, language: str) -> int:
+        """minimum_chunk_token_length for ``language``: its leaf_minimums entry (never above the
+        maximum), else the shared one."""
+        minimum = language_minimums(self.leaf_minimums).get(language, self.minimum_chunk_token_length)
+        return min(minimum, self.maximum_chunk_token_length)
 
     def chunk_key(self) -> str:
         """Identity of the settings that decide how files are cut into leaves and what of them is embedded."""
         key = f"min={self.minimum_chunk_token_length};max={self.maximum_chunk_token_length}"
         if self.fragment_merging != "seed":
             key += f";fragments={self.fragment_merging}"
+        if self.leaf_minimums:
+            key += f";minimums={self.leaf_minimums}"
         if self.scope_names != "path":
             key += f";scopes={self.scope_names}"
         return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
@@ -353,6 +386,7 @@ CHUNK_FIELDS = (
     "fragment_merging",
     "definition_vectors",
     "scope_names",
+    "leaf_minimums",
 )
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

@@ -205,7 +205,9 @@ def code_index(tmp_path_factory, embedder):
     index = Index.open(root.parent / "index.db", embedder=embedder)
     # Leaves of one function each (these functions are far smaller than real ones): a leaf's uses
     # are read together, so a leaf holding several would pull in what all of them use.
-    index.index(root, Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48))
+    index.index(
+        root, Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48, leaf_minimums="")
+    )
     yield index, root
     index.close()
 
@@ -416,7 +418,7 @@ def test_a_database_from_before_the_bindings_opens_and_is_read_again(tmp_path, e
     conn = sqlite3.connect(database)
     conn.executescript(
         "DROP TABLE import_bindings; ALTER TABLE leaf_facts DROP COLUMN refs;"
-        "UPDATE files SET chunk_key = replace(chunk_key, 'facts=3', 'facts=1');"
+        "UPDATE files SET chunk_key = replace(chunk_key, 'facts=4', 'facts=1');"
     )
     conn.close()
     with Index.open(database, embedder=embedder) as index:  # opening adds what is missing

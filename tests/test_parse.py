@@ -16,7 +16,7 @@ COUNTER = get_counter()
 DEFAULT = Parameters()
 # Small enough that each snippet's classes are split into their members,
 # large enough that every method fits; no merging, so each unit stays visible.
-MEMBERS = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48)
+MEMBERS = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48, leaf_minimums="")
 SAMPLE_REPOS = Path(__file__).resolve().parent.parent / "hsc" / "samples"
 
 

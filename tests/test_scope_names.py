@@ -116,3 +116,47 @@ def test_the_leaf_survey_reads_each_language_of_a_folder(tmp_path) -> None:
     assert "go: 1 files" in format_leaves(result)
     with pytest.raises(FileNotFoundError, match="no bench quality run"):
         bench_leaves(tmp_path, tmp_path / "nothing")
+
+
+THIN_METHODS = (
+    "pub struct Map { keys: Vec<u32>, values: Vec<u32> }\n\nimpl Map {\n"
+    + "".join(
+        f"    /// Returns the {name} of the map, in their order.\n"
+        f"    pub fn {name}(&self) -> std::slice::Iter<'_, u32> {{\n        self.{field}.iter()\n    }}\n\n"
+        for name, field in [
+            ("keys", "keys"),
+            ("values", "values"),
+            ("first_keys", "keys"),
+            ("last_values", "values"),
+        ]
+        * 3
+    )
+    + "}\n"
+)
+
+
+def test_leaf_minimums_keep_rusts_thin_methods_with_their_neighbours() -> None:
+    small = {"maximum_chunk_token_length": 256}
+    seed = cut_file(THIN_METHODS, "src/map.rs", "rust", Parameters(leaf_minimums="", **small), COUNTER).leaves
+    shipped = cut_file(THIN_METHODS, "src/map.rs", "rust", Parameters(**small), COUNTER).leaves
+    assert Parameters().minimum_for("rust") == 128 and Parameters().minimum_for("python") == 24
+    assert len(shipped) < len(seed)
+    # Every leaf of the shipped cut but the last reaches the Rust minimum; none passes the maximum.
+    assert all(leaf.token_count >= 128 for leaf in shipped[:-1])
+    assert all(leaf.token_count <= 256 for leaf in shipped)
+    assert " ".join(leaf.text for leaf in shipped).split() == " ".join(leaf.text for leaf in seed).split()
+    # Another language is cut as before.
+    python = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    for params in (Parameters(), Parameters(leaf_minimums="")):
+        assert len(cut_file(python, "m.py", "python", params, COUNTER).leaves) == 1
+
+
+def test_a_malformed_leaf_minimum_is_refused_in_one_line() -> None:
+    from hsc.params import SettingError
+
+    with pytest.raises(SettingError, match=r"leaf_minimums: 'rust:128' is not LANGUAGE=N"):
+        Parameters(leaf_minimums="rust:128")
+    assert (
+        Parameters(leaf_minimums="go=64, rust=300", maximum_chunk_token_length=256).minimum_for("rust") == 256
+    )
+    assert "minimums=rust=128" in Parameters().chunk_key()

@@ -9,6 +9,7 @@ them into leaves that never overlap and cover every non-blank line.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,9 @@ def construct_fine_grained_chunks_from_ast(
 
 def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter) -> Cut:
     data = source.encode("utf-8")
+    minimum = params.minimum_for(language)  # leaf_minimums: Rust's thin methods keep neighbours
+    if minimum != params.minimum_chunk_token_length:
+        params = dataclasses.replace(params, minimum_chunk_token_length=minimum)
     cutter = SyntaxCutter(data, params, counter, language)
     root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
