@@ -140,6 +140,7 @@ def test_leaf_minimums_keep_rusts_thin_methods_with_their_neighbours() -> None:
     seed = cut_file(THIN_METHODS, "src/map.rs", "rust", Parameters(leaf_minimums="", **small), COUNTER).leaves
     shipped = cut_file(THIN_METHODS, "src/map.rs", "rust", Parameters(**small), COUNTER).leaves
     assert Parameters().minimum_for("rust") == 128 and Parameters().minimum_for("python") == 24
+    assert Parameters().minimum_for("javascript") == 128
     assert len(shipped) < len(seed)
     # Every leaf of the shipped cut but the last reaches the Rust minimum; none passes the maximum.
     assert all(leaf.token_count >= 128 for leaf in shipped[:-1])

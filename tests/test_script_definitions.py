@@ -12,7 +12,7 @@ from hsc.params import Parameters
 
 COUNTER = get_counter()
 # Small leaves, so each definition stands in its own and its scope can be read off it.
-MEMBERS = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48)
+MEMBERS = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48, leaf_minimums="")
 
 MODULE_PATTERN = """\
 var Common = require('../core/Common');
