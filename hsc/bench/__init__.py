@@ -114,8 +114,10 @@ def _corpus(args: argparse.Namespace) -> dict[str, Any]:
 
 def _leaves(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.leaf_survey import bench_leaves
+    from hsc.params import Parameters, Settings, parse_assignments, split_overrides
 
-    return bench_leaves(Path(args.path or "."), Path(args.out) if args.out else None)
+    params, _ = split_overrides(parse_assignments(args.set or []), Parameters(), Settings())
+    return bench_leaves(Path(args.path or "."), Path(args.out) if args.out else None, params)
 
 
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
@@ -207,7 +209,8 @@ SUITES: dict[str, tuple[str, Runner]] = {
         _corpus,
     ),
     "leaves": (
-        "what the leaves of --path look like per language (sizes, scopes, definitions); with --out, "
+        "what the leaves of --path look like per language (sizes, scopes, definitions; --set a chunk "
+        "parameter); with --out, "
         "a bench quality run's folder: where its targets ranked, by the leaves they span",
         _leaves,
     ),
