@@ -219,7 +219,8 @@ def format_table(result: dict[str, Any]) -> str:
     for test in result.get("mcnemar", []):
         lines.append(
             f"{test['default']} against {test['system']}: found by {test['default']} only "
-            f"{test['only_first']}, by {test['system']} only {test['only_second']}, McNemar p {test['p']}"
+            f"{test['only_first']}, by {test['system']} only {test['only_second']}, McNemar p "
+            f"{'< 0.0001' if test['p'] < 0.0001 else test['p']}"
         )
     return (
         f"quality: {corpus['source']}: {corpus['queries']} queries, {corpus['leaves']} leaves, "
