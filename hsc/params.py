@@ -67,6 +67,12 @@ FRAGMENT_MERGING = ("balance", "seed")
 # Whether a leaf holding definitions inside it also gets a vector per such definition
 # (hsc.embed.definitions), its cosine the best of its vectors' (hsc.search.two_stage).
 DEFINITION_VECTORS = ("best", "off")
+# How nested regions share a query's region answers (hsc.search.regions.rank_regions): "separate"
+# keeps the better-scored of a region and one inside it, "all" lists both.
+REGION_NESTING = ("all", "separate")
+# Which levels a query's regions are drawn from, and whether a definition inside another is one.
+REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition", "file+definition+group")
+REGION_DEFINITIONS = ("outermost", "all")
 
 _TYPE_WORDS = {"int": "an integer", "float": "a number", "str": "a string"}
 
@@ -301,6 +307,53 @@ class Parameters:
         "query",
         minimum=0,
     )
+
+    # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with
+    # `bench quality --query-kind class|module|docstring --regions` (docs/hierarchy.md).
+    region_candidates: int = _p(
+        100,
+        "Regions and files: the best leaves of the query's ranking their scores are drawn from.",
+        "query",
+        minimum=1,
+        maximum=10_000,
+    )
+    region_best_share: float = _p(
+        0.5,
+        "Regions: a region scores this times its best leaf's score plus the rest times its pooled "
+        "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    file_best_share: float = _p(
+        0.75,
+        "Files: a file scores this times its best leaf's score plus the rest times its pooled "
+        "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    region_nesting: str = _p(
+        "all",
+        "Regions: 'all' lists a region and the regions inside it alike (a class and its file); "
+        "'separate' keeps only the better-scored of two regions one of which holds the other.",
+        "query",
+        choices=REGION_NESTING,
+    )
+    region_levels: str = _p(
+        "file+definition",
+        "Regions: the levels a query's regions are drawn from (folders and groups measured no help).",
+        "query",
+        choices=REGION_LEVELS,
+    )
+    region_definitions: str = _p(
+        "outermost",
+        "Regions: 'outermost' = a definition inside another (a method) is not a region of its own, "
+        "its class is; 'all' = every definition.",
+        "query",
+        choices=REGION_DEFINITIONS,
+    )
+    region_count: int = _p(10, "Regions and files: how many a query lists.", "query", minimum=1)
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -216,9 +216,14 @@ def format_table(result: dict[str, Any]) -> str:
     for row in result["systems"]:
         lines.append("| " + " | ".join(_cell(row.get(c)) for c in TABLE_COLUMNS) + " |")
     corpus = result["corpus"]
+    regions = ""
+    if result.get("regions"):
+        from hsc.quality.regions import format_regions
+
+        regions = "\nregions and files:\n" + format_regions(result["regions"])
     return (
-        f"quality: {corpus['source']}: {corpus['queries']} queries, {corpus['leaves']} leaves, "
-        f"index {result['index_s']} s\n" + "\n".join(lines)
+        f"quality: {corpus['source']} ({corpus.get('query_kind', 'docstring')}): {corpus['queries']} "
+        f"queries, {corpus['leaves']} leaves, index {result['index_s']} s\n" + "\n".join(lines) + regions
     )
 
 

@@ -13,7 +13,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -25,6 +25,7 @@ from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.regions import Region, RegionTable, build_regions, rank_files, rank_regions
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
@@ -87,6 +88,8 @@ class _Loaded:
     retriever: TwoStageRetriever
     term_counts: TermCounts  # the store's, kept as long as this state of the database
     row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
+    # The regions above the leaves (hsc.search.regions), made on the first query that asks for them.
+    regions: RegionTable | None = None
 
     @cached_property
     def mid_node_ids(self) -> list[str]:
@@ -230,6 +233,7 @@ class Searching:
         compare: bool = True,
         mode: str | None = None,
         join_pieces: bool = True,
+        regions: bool = True,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
         default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
@@ -244,7 +248,11 @@ class Searching:
         mapping naming a parameter of another stage is refused, saying where it is set.
 
         ``join_pieces``: results that are pieces of one split definition become one result
-        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own."""
+        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own.
+
+        ``regions``: also rank the regions (files and definitions; :attr:`QueryResponse.regions`)
+        and the files (:attr:`QueryResponse.files`) from the mode's best ``region_candidates``
+        leaves (hsc.search.regions)."""
         check_query(text)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
@@ -265,12 +273,14 @@ class Searching:
         lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
         lexical_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
+        # The regions are scored from more leaves than a query lists: ask for both at once.
+        wanted = max(params.leaf_level_top_k, params.region_candidates if regions else 0)
         if compare or not flat:
             started = time.perf_counter()
             staged = loaded.retriever.search(
                 vector,
                 params.mid_level_top_k,
-                params.leaf_level_top_k,
+                wanted,
                 math.ceil(params.stage1_leaf_share * len(loaded.table)),
                 params.group_score_weight,
                 lexical,
@@ -284,12 +294,15 @@ class Searching:
             exact = flat_search(
                 loaded.table.vectors,
                 vector,
-                params.leaf_level_top_k,
+                wanted,
                 lexical,
                 params.lexical_weight,
                 loaded.table.definitions,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
+        candidates = (exact if flat else staged).leaves
+        staged = replace(staged, leaves=staged.leaves[: params.leaf_level_top_k])
+        exact = replace(exact, leaves=exact.leaves[: params.leaf_level_top_k])
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
         # Opened groups are described by their stored labels, the first GROUPS_DESCRIBED of them
         # and those holding a result (a widened stage 1 opens about 27,000 at 10^6 leaves); the
@@ -328,6 +341,10 @@ class Searching:
             opened_leaves=staged.opened_leaves,
             lexical_candidates=len(lexical or {}),
         )
+        if regions:
+            started = time.perf_counter()
+            response.regions, response.files = self._regions(loaded, hierarchy, candidates, vector, params)
+            response.regions_ms = (time.perf_counter() - started) * 1000
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
             rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
@@ -348,6 +365,35 @@ class Searching:
             response.flat = joined(response.flat, definition_of)
         response.pieces_joined = join_pieces
         return response
+
+    def _regions(
+        self,
+        loaded: _Loaded,
+        hierarchy: dict[str, Any],
+        candidates: list[Any],
+        vector: np.ndarray,
+        params: Parameters,
+    ) -> tuple[list[Region], list[Region]]:
+        """The query's ranked regions and files, from its candidate leaves (best first)."""
+        if loaded.regions is None:
+            definitions = self.store.definitions(int(hierarchy["repository_id"]))
+            loaded.regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
+        rows = np.array([hit.row for hit in candidates], dtype=np.int64)
+        scores = np.array([hit.score for hit in candidates], dtype=np.float64)
+        levels = tuple(params.region_levels.split("+"))
+        found = rank_regions(
+            loaded.regions,
+            rows,
+            scores,
+            vector,
+            params.region_count,
+            params.region_best_share,
+            params.region_nesting,
+            levels,
+            params.region_definitions == "outermost",
+        )
+        files = rank_files(loaded.regions, rows, scores, vector, params.region_count, params.file_best_share)
+        return found, files
 
     @staticmethod
     def _definition_runs(table: LeafTable, hits: list[Any]) -> dict[str, object]:
