@@ -44,7 +44,7 @@ class SettingError(ValueError):
 
 # Choices that a stage and the parameters both name live here, below every stage that reads them.
 # Where stage 3 cuts (hsc.hierarchy.boundaries).
-BOUNDARY_RULES = ("valley", "threshold")
+BOUNDARY_RULES = ("valley", "threshold", "structure")
 # How stage 5 answers a query (hsc.search.two_stage).
 RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
 # The eight parameters of the method hsc implements, under its names; every other field of
@@ -198,7 +198,9 @@ class Parameters:
     boundary_rule: str = _p(
         "valley",
         "'valley': one boundary per run of below-threshold pairs, at its lowest raw similarity; "
-        "'threshold': the seed's rule, every pair below the threshold is a boundary.",
+        "'threshold': the seed's rule, every pair below the threshold is a boundary; 'structure': "
+        "the edges of top-level containers (a class and its methods) are boundaries too, valleys "
+        "cut inside them (docs/hierarchy.md).",
         "hierarchy",
         choices=BOUNDARY_RULES,
     )
@@ -318,7 +320,7 @@ class Parameters:
         maximum=10_000,
     )
     region_best_share: float = _p(
-        0.5,
+        0.75,
         "Regions: a region scores this times its best leaf's score plus the rest times its pooled "
         "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
         "query",
@@ -326,7 +328,7 @@ class Parameters:
         maximum=1.0,
     )
     file_best_share: float = _p(
-        0.75,
+        0.5,
         "Files: a file scores this times its best leaf's score plus the rest times its pooled "
         "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
         "query",

@@ -15,6 +15,7 @@ and with the outermost enclosing definition, which the hierarchy must beat to cl
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -25,7 +26,14 @@ from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.systems import TwoStage
-from hsc.search.regions import DEFINITION, RegionTable, build_regions, rank_files, rank_regions
+from hsc.search.regions import (
+    DEFINITION,
+    RegionTable,
+    answer_regions,
+    build_regions,
+    rank_files,
+    rank_regions,
+)
 
 INSIDE, COVER, HOLDS = 0.5, 0.3, 0.5
 K = 10
@@ -138,6 +146,10 @@ def region_rankings(
                 _spans(rank_regions(regions, rows, scores, vector, K, share, "all", ("definition",))),
             )
             put(f"files, best share {share}", _spans(rank_files(regions, rows, scores, vector, K, share)))
+            put(
+                f"outermost definitions, best share {share}",
+                _spans(rank_regions(regions, rows, scores, vector, K, share, "all", ("definition",), True)),
+            )
             for nesting in ("separate", "all"):
                 put(
                     f"regions ({nesting}), best share {share}",
@@ -151,18 +163,36 @@ def region_rankings(
                         )
                     ),
                 )
-        put(
-            "regions (hsc defaults)",
-            _spans(
-                rank_regions(
-                    regions, rows, scores, vector, K, params.region_best_share, params.region_nesting
-                )
-            ),
+        for share, file_share in (
+            (1.0, 0.5),
+            (1.0, 0.75),
+            (0.75, 0.5),
+            (0.75, 0.75),
+            (0.5, 0.5),
+            (0.5, 0.75),
+        ):
+            put(
+                f"files + outermost definitions, best share {share}, files {file_share}",
+                _spans(
+                    rank_regions(
+                        regions,
+                        rows,
+                        scores,
+                        vector,
+                        K,
+                        share,
+                        "all",
+                        ("file", "definition"),
+                        True,
+                        file_share,
+                    )
+                ),
+            )
+        shipped, files = answer_regions(
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K)
         )
-        put(
-            "files (hsc defaults)",
-            _spans(rank_files(regions, rows, scores, vector, K, params.file_best_share)),
-        )
+        put("regions (hsc defaults)", _spans(shipped))
+        put("files (hsc defaults)", _spans(files))
     return out
 
 

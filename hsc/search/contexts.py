@@ -178,6 +178,7 @@ class ContextQueries:
             # The pack completes a split definition itself (context_complete_tokens): it needs the leaf
             # that matched, not the whole definition, which may not fit where the piece does.
             join_pieces=False,
+            regions=False,
         )
         results = [
             r

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from hsc.model import Definition, common_scope
-from hsc.params import REGION_NESTING
+from hsc.params import REGION_NESTING, Parameters
 
 LEVELS = ("folder", "file", "definition", "group")
 FOLDER, FILE, DEFINITION, GROUP = range(4)
@@ -235,12 +235,14 @@ def rank_regions(
     nesting: str = "separate",
     levels: tuple[str, ...] = LEVELS,
     outermost_only: bool = False,
+    file_best_share: float | None = None,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
     the rest x its pooled vector's cosine with ``query``; ``nesting`` as :data:`REGION_NESTING`;
     ``outermost_only``: definitions inside another definition are left out. Of equal scores the
-    region with more leaves comes first (a method's best leaf is its class's too)."""
+    region with more leaves comes first (a method's best leaf is its class's too).
+    ``file_best_share``: the share for files (default: ``best_share``)."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
@@ -256,7 +258,10 @@ def rank_regions(
     if not len(ids):
         return []
     pooled = regions.vectors[ids] @ query.astype(regions.vectors.dtype)
-    fused = best_share * np.array([best[int(r)] for r in ids]) + (1 - best_share) * pooled
+    share = np.full(len(ids), best_share)
+    if file_best_share is not None:
+        share[regions.levels[ids] == FILE] = file_best_share
+    fused = share * np.array([best[int(r)] for r in ids]) + (1 - share) * pooled
     order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
     chosen: list[int] = []
     out: list[Region] = []
@@ -290,3 +295,30 @@ def rank_files(
     fused = best_share * leaf_part + (1 - best_share) * pooled
     order = np.lexsort((files, -fused))[:count]
     return [regions.region(int(files[i]), float(fused[i])) for i in order]
+
+
+def answer_regions(
+    regions: RegionTable, rows: np.ndarray, scores: np.ndarray, query: np.ndarray, params: Parameters
+) -> tuple[list[Region], list[Region]]:
+    """A query's regions and files as :meth:`hsc.api.Index.query` gives them with ``params``: the
+    regions of ``region_levels`` its candidate leaves fall in, and every file ranked. When the
+    candidates give fewer than ``region_count`` regions (a small index, a narrow stage 1), the best
+    files not yet listed fill the list, so it is as long as the index allows."""
+    files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
+    found = rank_regions(
+        regions,
+        rows,
+        scores,
+        query,
+        params.region_count,
+        params.region_best_share,
+        params.region_nesting,
+        tuple(params.region_levels.split("+")),
+        params.region_definitions == "outermost",
+        params.file_best_share,
+    )
+    if len(found) < params.region_count and "file" in params.region_levels:
+        listed = {(r.level, r.path) for r in found}
+        extra = [f for f in files if ("file", f.path) not in listed]
+        found = sorted(found + extra[: params.region_count - len(found)], key=lambda r: -r.score)
+    return found, files

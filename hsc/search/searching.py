@@ -25,7 +25,7 @@ from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
-from hsc.search.regions import Region, RegionTable, build_regions, rank_files, rank_regions
+from hsc.search.regions import Region, RegionTable, answer_regions, build_regions
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
@@ -380,20 +380,7 @@ class Searching:
             loaded.regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
         rows = np.array([hit.row for hit in candidates], dtype=np.int64)
         scores = np.array([hit.score for hit in candidates], dtype=np.float64)
-        levels = tuple(params.region_levels.split("+"))
-        found = rank_regions(
-            loaded.regions,
-            rows,
-            scores,
-            vector,
-            params.region_count,
-            params.region_best_share,
-            params.region_nesting,
-            levels,
-            params.region_definitions == "outermost",
-        )
-        files = rank_files(loaded.regions, rows, scores, vector, params.region_count, params.file_best_share)
-        return found, files
+        return answer_regions(loaded.regions, rows, scores, vector, params)
 
     @staticmethod
     def _definition_runs(table: LeafTable, hits: list[Any]) -> dict[str, object]:
