@@ -90,7 +90,7 @@ def indexed(tmp_path_factory, embedder):
 
     root = tmp_path_factory.mktemp("regions")
     repo = root / "inventory_py"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
     index = Index.open(root / "index.db", embedder=embedder)
     index.index(repo)
     yield index, root
