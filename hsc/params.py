@@ -310,6 +310,14 @@ class Parameters:
         minimum=0,
     )
 
+    context_enclosing_tokens: int = _p(
+        0,
+        "Context pack: a top hit (context_dependency_hits) inside a class brings the outermost class "
+        "whole when its rest takes at most this many tokens, else its outline (0 = never, as before).",
+        "query",
+        minimum=0,
+    )
+
     # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with
     # `bench quality --query-kind class|module|docstring --regions` (docs/hierarchy.md).
     region_candidates: int = _p(

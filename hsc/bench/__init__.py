@@ -95,6 +95,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
         sweep=args.sweep,
         report=lambda line: print(line, file=sys.stderr, flush=True),
         overrides=overrides,
+        query_kind=args.query_kind,
     )
     if args.db:
         from hsc import Index
@@ -243,7 +244,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--query-kind",
         choices=("docstring", "comment", "class", "module"),
         default="docstring",
-        help="quality: a doc's first sentence (default), a prose comment inside a function body, "
+        help="quality, context: a doc's first sentence (default), a prose comment inside a function body, "
         "a class docstring's (target: the class) or a module docstring's (target: the file)",
     )
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")

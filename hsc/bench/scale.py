@@ -205,7 +205,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     with Index(Store(database)) as index:
         hierarchy_id = index.default_hierarchy()
         vectors = index.leaf_table().vectors
-        query_vectors = _query_vectors(np.asarray(vectors), 2 * queries + 2 * max(queries, 40) + 1, seed=5)
+        query_vectors = _query_vectors(np.asarray(vectors), 3 * queries + 2 * max(queries, 40) + 1, seed=5)
         model = index.repositories()[0]["embedding_model"]
         index._load(hierarchy_id)
     del vectors

@@ -31,6 +31,7 @@ def policy_of(params: Parameters) -> PackPolicy:
         uses_share=params.context_uses_share,
         outline_tokens=params.context_outline_tokens,
         complete_tokens=params.context_complete_tokens,
+        enclosing_tokens=params.context_enclosing_tokens,
     )
 
 
