@@ -189,3 +189,30 @@ def test_query_json_gives_regions_and_files_as_the_contract_says(indexed):
         [*command, "where are totals computed", "--json"], capture_output=True, text=True, env=env, check=True
     )
     assert "regions" not in json.loads(plain.stdout)
+
+
+def test_a_pack_brings_the_class_a_top_hit_lies_in_whole_or_as_its_outline(indexed):
+    index, _ = indexed
+    query = "reserve units of stock for an order"
+    before = index.context(query, 2048, context_enclosing_tokens=0)
+    after = index.context(query, 2048, context_enclosing_tokens=400)
+    outline = index.context(query, 2048, context_enclosing_tokens=1)
+    stock = next(
+        d
+        for d in index.store.definitions(index.repositories()[0]["id"], "inventory/models.py")[
+            "inventory/models.py"
+        ]
+        if d.name == "StockLevel"
+    )
+    hit = next(s for s in after.spans if s.role == "hit")
+    assert hit.path == "inventory/models.py" and stock.start_line < hit.start_line <= stock.end_line
+    brought = [s for s in after.spans if "inventory.models.StockLevel, which holds rank" in s.reason]
+    shown = {line for s in brought for line in range(s.start_line, s.end_line + 1)}
+    shown |= {line for s in after.spans if s.path == hit.path for line in range(s.start_line, s.end_line + 1)}
+    assert brought and set(range(stock.start_line, stock.end_line + 1)) <= shown  # the class, whole
+    assert not any("which holds rank" in s.reason for s in before.spans)
+    # Too long for the limit: the class's outline (its signature) in place of its first line.
+    [outlined] = [s for s in outline.spans if "which holds rank" in s.reason]
+    assert outlined.role == "outline" and outlined.start_line == outlined.end_line == stock.start_line
+    assert outlined.text.startswith("class StockLevel")
+    assert after.tokens <= 2048 and outline.tokens <= 2048

@@ -321,14 +321,16 @@ def container_holding(definitions: list[Definition], start: int, end: int) -> De
 
 def bring_container(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
     """The class a hit lies in, whole when its lines not shown yet take at most
-    ``enclosing_tokens``, else its outline (when none of it is shown yet)."""
+    ``enclosing_tokens``, else its outline in place of its first line (when that is not shown yet:
+    the rest of the class stays free for later hits)."""
     container = container_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
     if container is None:
         return
     reason = f"{container.scope}, which holds rank {hit.rank}"
     runs = [(container.start_line, container.end_line)]
     if not filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
-        filling.place_outline(hit.path, container, reason, None)
+        header = replace(container, end_line=container.start_line)
+        filling.place_outline(hit.path, header, reason, None)
 
 
 def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:
