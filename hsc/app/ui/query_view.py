@@ -15,6 +15,7 @@ from pandas.io.formats.style import Styler
 from hsc import Parameters, QueryResponse, QueryResult
 from hsc.app.ui.text import cell, line_range, md
 from hsc.model import common_prefix
+from hsc.search.regions import Region
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
@@ -235,7 +236,7 @@ def groups_table(response: QueryResponse, folder: str, shared_scope: str) -> pd.
     )
 
 
-def regions_table(regions: list, folder: str) -> pd.DataFrame:
+def regions_table(regions: list[Region], folder: str) -> pd.DataFrame:
     """The query's regions (or files), best first: level, score, where and name."""
     return pd.DataFrame(
         {
