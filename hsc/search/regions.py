@@ -24,6 +24,7 @@ import numpy as np
 
 from hsc.model import Definition, common_scope
 from hsc.params import REGION_NESTING, Parameters
+from hsc.search.two_stage import top_k
 
 LEVELS = ("folder", "file", "definition", "group")
 FOLDER, FILE, DEFINITION, GROUP = range(4)
@@ -85,6 +86,11 @@ class RegionTable:
     def files(self) -> np.ndarray:
         """The rows of the file regions, in path order."""
         return np.flatnonzero(self.levels == FILE)
+
+    @cached_property
+    def file_vectors(self) -> np.ndarray:
+        """The file regions' vectors, one contiguous block: every query scores them all."""
+        return np.ascontiguousarray(self.vectors[self.files])
 
     def region(self, row: int, score: float) -> Region:
         folder = self.levels[row] == FOLDER
@@ -290,10 +296,15 @@ def rank_files(
     if not len(files):
         return []
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
-    leaf_part = np.array([best.get(int(f), 0.0) for f in files])
-    pooled = regions.vectors[files] @ query.astype(regions.vectors.dtype)
+    held = np.fromiter(best, dtype=np.int64, count=len(best))
+    leaf_scores = np.fromiter(best.values(), dtype=np.float64, count=len(best))
+    places = np.searchsorted(files, held)
+    is_file = (places < len(files)) & (files[np.minimum(places, len(files) - 1)] == held)
+    leaf_part = np.zeros(len(files))
+    leaf_part[places[is_file]] = leaf_scores[is_file]
+    pooled = regions.file_vectors @ query.astype(regions.file_vectors.dtype)
     fused = best_share * leaf_part + (1 - best_share) * pooled
-    order = np.lexsort((files, -fused))[:count]
+    order = top_k(fused, count)
     return [regions.region(int(files[i]), float(fused[i])) for i in order]
 
 
