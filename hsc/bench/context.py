@@ -265,7 +265,7 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
                 [float(s[metric]) for s in per[PACK][budget]],
                 [float(s[metric]) for s in per[SHIPPED][budget]],
             )
-            for metric in ("full", "hit", "target")
+            for metric in ("full", "hit")
         }
         for budget in budgets
     }
