@@ -177,9 +177,14 @@ def _hierarchy_id(index: Index, args: argparse.Namespace) -> int | None:
     raise SystemExit(f"hsc: no hierarchy named {args.hierarchy!r}; this repository has {names}")
 
 
-def _print_response(response: Any, as_json: bool) -> None:
+def _print_response(response: Any, as_json: bool, regions: bool = False, files: bool = False) -> None:
     if as_json:
-        print(json.dumps(response.to_json()), flush=True)
+        shown = response.to_json()
+        if regions:
+            shown["regions"] = [region.to_json() for region in response.regions]
+        if files:
+            shown["files"] = [found.to_json() for found in response.files]
+        print(json.dumps(shown), flush=True)
         return
     print(
         f"query: {response.query}  ({response.mode}, {response.leaves_compared} leaves compared of "
@@ -189,6 +194,14 @@ def _print_response(response: Any, as_json: bool) -> None:
         parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
         lines = ",".join(f"{start}-{end}" for _, start, end in r.pieces) or f"{r.start_line}-{r.end_line}"
         print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{lines}  {r.scope}{parent}")
+    for title, shown, wanted in (("regions", response.regions, regions), ("files", response.files, files)):
+        if wanted:
+            print(f"{title}:")
+            for rank, region in enumerate(shown, start=1):
+                lines = "" if region.start_line is None else f":{region.start_line}-{region.end_line}"
+                print(
+                    f"{rank:>3}  {region.score:.3f}  {region.level:<10}  {region.path}{lines}  {region.name}"
+                )
 
 
 def command_query(args: argparse.Namespace) -> int:
@@ -211,8 +224,9 @@ def command_query(args: argparse.Namespace) -> int:
                 mode="flat" if args.flat else args.mode,
                 compare=False,
                 join_pieces=not args.apart,
+                regions=args.regions or args.files,
             )
-            _print_response(response, args.json)
+            _print_response(response, args.json, args.regions, args.files)
     return 0
 
 
@@ -421,6 +435,10 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     query.add_argument("--repo", help=REPO_HELP)
     query.add_argument("--json", action="store_true")
+    query.add_argument(
+        "--regions", action="store_true", help="also the ranked regions: files and definitions (best first)"
+    )
+    query.add_argument("--files", action="store_true", help="also the files ranked as files (best first)")
     query.set_defaults(run=command_query)
 
     context = add("context", "at most --budget tokens of code for a query: hits and what they depend on")

@@ -44,7 +44,7 @@ class SettingError(ValueError):
 
 # Choices that a stage and the parameters both name live here, below every stage that reads them.
 # Where stage 3 cuts (hsc.hierarchy.boundaries).
-BOUNDARY_RULES = ("valley", "threshold")
+BOUNDARY_RULES = ("valley", "threshold", "structure")
 # How stage 5 answers a query (hsc.search.two_stage).
 RETRIEVAL_MODES = ("two-stage", "flat", "hybrid", "hybrid-flat")
 # The eight parameters of the method hsc implements, under its names; every other field of
@@ -67,6 +67,12 @@ FRAGMENT_MERGING = ("balance", "seed")
 # Whether a leaf holding definitions inside it also gets a vector per such definition
 # (hsc.embed.definitions), its cosine the best of its vectors' (hsc.search.two_stage).
 DEFINITION_VECTORS = ("best", "off")
+# How nested regions share a query's region answers (hsc.search.regions.rank_regions): "separate"
+# keeps the better-scored of a region and one inside it, "all" lists both.
+REGION_NESTING = ("all", "separate")
+# Which levels a query's regions are drawn from, and whether a definition inside another is one.
+REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition", "file+definition+group")
+REGION_DEFINITIONS = ("outermost", "all")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
@@ -230,7 +236,9 @@ class Parameters:
     boundary_rule: str = _p(
         "valley",
         "'valley': one boundary per run of below-threshold pairs, at its lowest raw similarity; "
-        "'threshold': the seed's rule, every pair below the threshold is a boundary.",
+        "'threshold': the seed's rule, every pair below the threshold is a boundary; 'structure': "
+        "the edges of top-level containers (a class and its methods) are boundaries too, valleys "
+        "cut inside them (docs/hierarchy.md).",
         "hierarchy",
         choices=BOUNDARY_RULES,
     )
@@ -347,6 +355,63 @@ class Parameters:
         "query",
         minimum=0,
     )
+
+    context_enclosing_tokens: int = _p(
+        400,
+        "Context pack: a top hit (context_dependency_hits) inside a class brings the outermost class "
+        "whole when its rest takes at most this many tokens, else its outline (0 = never, as before). "
+        "Stdlib at 2,048 tokens: class questions' share of the class shown 0.658 -> 0.681, function "
+        "questions unchanged (docs/hierarchy.md).",
+        "query",
+        minimum=0,
+    )
+
+    # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with
+    # `bench quality --query-kind class|module|docstring --regions` (docs/hierarchy.md).
+    region_candidates: int = _p(
+        100,
+        "Regions and files: the best leaves of the query's ranking their scores are drawn from.",
+        "query",
+        minimum=1,
+        maximum=10_000,
+    )
+    region_best_share: float = _p(
+        0.75,
+        "Regions: a region scores this times its best leaf's score plus the rest times its pooled "
+        "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    file_best_share: float = _p(
+        0.5,
+        "Files: a file scores this times its best leaf's score plus the rest times its pooled "
+        "vector's cosine (1 = best leaf alone, 0 = pooled vector alone).",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    region_nesting: str = _p(
+        "all",
+        "Regions: 'all' lists a region and the regions inside it alike (a class and its file); "
+        "'separate' keeps only the better-scored of two regions one of which holds the other.",
+        "query",
+        choices=REGION_NESTING,
+    )
+    region_levels: str = _p(
+        "file+definition",
+        "Regions: the levels a query's regions are drawn from (folders and groups measured no help).",
+        "query",
+        choices=REGION_LEVELS,
+    )
+    region_definitions: str = _p(
+        "outermost",
+        "Regions: 'outermost' = a definition inside another (a method) is not a region of its own, "
+        "its class is; 'all' = every definition.",
+        "query",
+        choices=REGION_DEFINITIONS,
+    )
+    region_count: int = _p(10, "Regions and files: how many a query lists.", "query", minimum=1)
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -199,6 +199,8 @@ def test_every_page_renders_in_a_real_browser(server: tuple[str, Path], artifact
                     page.get_by_text(f"mid_level_top_k = {mid_k}, leaf_level_top_k = {leaf_k}").count() == 1
                 )
                 assert page.get_by_text("stage 1 opened").count() == 1
+                # Beside the two stages, the region answer: files and definitions.
+                assert page.get_by_text("Where to look · files and definitions").count() == 1
                 # The picker names the hit whose code is shown under it, for the second query too
                 # (a picker kept between queries went on naming the first query's hit).
                 shown = page.get_by_role("combobox", name="Result").input_value().strip()

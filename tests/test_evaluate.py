@@ -177,3 +177,28 @@ def test_the_current_point_comes_from_the_table_or_a_matching_sweep_row():
     }
     assert current_point(result, asdict(replace(ran, similarity_drop_threshold=0.7)), "two-stage") is None
     assert current_point(result, moved, "hybrid") is None  # the sweep holds two-stage rows only
+
+
+def test_the_page_asks_class_and_module_questions_too(app_environment):
+    from hsc.quality.corpus import QUICK_PACKAGES, stdlib_sources, survey_corpus
+
+    app = evaluate_page()
+    app.radio(key="evaluate:corpus").set_value("standard library").run()
+    kind = app.radio(key="evaluate:kind")
+    assert list(kind.options) == [
+        "functions (a docstring's first sentence)",
+        "comments inside functions",
+        "classes (a class docstring's; regions scored)",
+        "modules (a module docstring's; regions and files scored)",
+    ]
+    kind.set_value("class").run()
+    assert not app.exception, [e.value for e in app.exception]
+    classes = survey_corpus(stdlib_sources(QUICK_PACKAGES), "class").queries
+    functions = survey_corpus(stdlib_sources(QUICK_PACKAGES), "docstring").queries
+    assert classes != functions
+    captions = "\n".join(c.value for c in app.caption)
+    assert f"{classes} queries available (classes" in captions, captions
+    # Few modules of one package have a docstring of four words or more: too few to run.
+    app.radio(key="evaluate:kind").set_value("module").run()
+    app.multiselect(key="evaluate:packages").set_value(["json"]).run()
+    assert any(f"at least {MIN_QUERIES} needed" in w.value for w in app.warning)

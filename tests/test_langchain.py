@@ -89,3 +89,28 @@ def test_loader_yields_every_node_with_links(indexed_samples) -> None:
             assert by_id[child].metadata["parent_id"] == document.id
     leaf = next(d for d in documents if d.metadata["scope"] == "inventory.pricing.apply_discount")
     assert "def apply_discount" in leaf.page_content and leaf.metadata["language"] == "python"
+
+
+def test_retriever_returns_regions_with_their_code(indexed_samples) -> None:
+    index, repo = _inventory(indexed_samples)
+    documents = HscRetriever(index=index, repository_id=repo, regions=True, k=5).invoke(QUERY)
+    assert len(documents) == 5
+    levels = {d.metadata["level"] for d in documents}
+    assert levels <= {"file", "definition"}
+    scores = [d.metadata["score"] for d in documents]
+    assert scores == sorted(scores, reverse=True) and [d.metadata["rank"] for d in documents] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+    ]
+    discount = next(d for d in documents if d.metadata["name"] == "inventory.pricing.apply_discount")
+    assert discount.metadata["level"] == "definition" and discount.metadata["path"] == "inventory/pricing.py"
+    assert "def apply_discount" in discount.page_content
+    lines = f"{discount.metadata['start_line']}-{discount.metadata['end_line']}"
+    assert discount.id == f"definition:inventory/pricing.py:{lines}"
+    pricing = next(
+        d for d in documents if d.metadata["level"] == "file" and d.metadata["path"] == "inventory/pricing.py"
+    )
+    assert "def apply_discount" in pricing.page_content and pricing.metadata["start_line"] == 1

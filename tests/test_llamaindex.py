@@ -107,6 +107,12 @@ def test_retriever_over_an_index_with_auto_merging(indexed_samples) -> None:
     assert merged and merged[0].node.node_id.startswith(("mid:", "top:"))
     assert any("def apply_discount" in r.node.text for r in merged)
 
+    regions = HscRetriever(index, repository_id=repo, k=4, regions=True).retrieve(QUERY)
+    assert len(regions) == 4 and {r.node.metadata["level"] for r in regions} <= {"file", "definition"}
+    assert [r.score for r in regions] == sorted((r.score for r in regions), reverse=True)
+    named = {r.node.metadata["name"]: r for r in regions}
+    assert "def apply_discount" in named["inventory.pricing.apply_discount"].node.text
+
     flat = HscRetriever(index, repository_id=repo, k=3, mode="flat").retrieve(QUERY)
     assert flat[0].node.node_id == hits[0].node.node_id
     with pytest.raises(ValueError, match="unknown retrieval mode"):

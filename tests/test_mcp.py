@@ -62,6 +62,7 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
             "get_node",
             "index_status",
             "sync",
+            "locate",
         }
         assert all(len(tool.description or "") > 80 for tool in tools.values())
         assert tuple(tools["search_code"].input_schema["properties"]["mode"]["enum"]) == RETRIEVAL_MODES
@@ -110,6 +111,20 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
         )
         assert filtered["results"] and all(r["path"] == "inventory/models.py" for r in filtered["results"])
         assert "two-stage" in await _error(client, "search_code", {"query": "x", "mode": "bogus"})
+
+        # The files and definitions to open first: the pricing module and its discount function.
+        located = await _call(
+            client, "locate", {"query": "apply a percentage discount to a price", "limit": 4}
+        )
+        assert located["files"][0]["path"] == "inventory/pricing.py" and len(located["files"]) == 4
+        assert all(f["level"] == "file" and f["repository"] == str(repo.resolve()) for f in located["files"])
+        assert len(located["regions"]) == 4 and {r["level"] for r in located["regions"]} <= {
+            "file",
+            "definition",
+        }
+        assert any(r["name"] == "inventory.pricing.apply_discount" for r in located["regions"])
+        assert [r["rank"] for r in located["regions"]] == [1, 2, 3, 4]
+        assert "empty" in await _error(client, "locate", {"query": " "})
 
         # The context at a budget: the hit and what it needs, never over the budget.
         asked = {"query": "apply a percentage discount", "budget_tokens": 512}

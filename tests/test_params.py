@@ -71,7 +71,7 @@ def test_every_number_declares_its_allowed_range():
                 assert meta["minimum"] is not None or meta["maximum"] is not None, f.name
     rows = {row["name"]: row for row in describe(Settings) + describe(Parameters)}
     assert rows["max_file_bytes"]["allowed"] == "an integer >= 1"
-    assert rows["boundary_rule"]["choices"] == ("valley", "threshold")
+    assert rows["boundary_rule"]["choices"] == ("valley", "threshold", "structure")
 
 
 def test_values_set_in_python_are_checked_too():

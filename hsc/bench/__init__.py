@@ -95,6 +95,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
         sweep=args.sweep,
         report=lambda line: print(line, file=sys.stderr, flush=True),
         overrides=overrides,
+        query_kind=args.query_kind,
     )
     if args.db:
         from hsc import Index
@@ -135,6 +136,7 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         sweep=not args.no_sweep,
         systems=tuple(args.systems.split(",")) if args.systems else SYSTEM_NAMES,
         query_kind=args.query_kind,
+        regions=args.regions,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
     result["files"] = write_run(result, Path(args.out or ".hsc/quality") / "run", png=not args.no_png)
@@ -256,15 +258,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--set", action="append", metavar="NAME=VALUE", help="quality: a parameter or setting"
     )
     parser.add_argument("--no-sweep", action="store_true", help="quality: the systems' table only")
+    parser.add_argument(
+        "--regions",
+        action="store_true",
+        help="quality: also score region and file answers (always for --query-kind class and module)",
+    )
     parser.add_argument("--sweep", action="store_true", help="context: also sweep the pack's policy at 2,048")
     parser.add_argument(
         "--packages", metavar="NAME,...", help="context: standard-library packages (default: all)"
     )
     parser.add_argument(
         "--query-kind",
-        choices=("docstring", "comment"),
+        choices=("docstring", "comment", "class", "module"),
         default="docstring",
-        help="quality: a doc's first sentence (default), or a prose comment inside a function body",
+        help="quality, context: a doc's first sentence (default), a prose comment inside a function body, "
+        "a class docstring's (target: the class) or a module docstring's (target: the file)",
     )
     parser.add_argument("--language", help="corpus: go, rust, js, ts, python, a list of them, or all")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")

@@ -181,6 +181,26 @@ def perfect_hits(bench: Bench, query: int) -> list[Hit]:
     return first + [dataclasses.replace(hit, rank=hit.rank + 1) for hit in bench.hits("hybrid", query)]
 
 
+def with_enclosing(bench: Bench, hits: list[Hit]) -> list[Piece]:
+    """Each leaf followed by its outermost enclosing definition (the structural baseline of regions)."""
+    pieces = []
+    for hit in hits:
+        pieces.append(Piece(hit.path, hit.start_line, hit.end_line, "hit", f"rank {hit.rank}"))
+        holding = [
+            d
+            for d in bench.source.definitions(hit.path)
+            if d.kind != "file" and d.start_line <= hit.start_line and d.end_line >= hit.end_line
+        ]
+        if holding:
+            outer = min(holding, key=lambda d: (d.start_line, -d.end_line))
+            pieces.append(Piece(hit.path, outer.start_line, outer.end_line, "definition", "its definition"))
+    return pieces
+
+
+# context_enclosing_tokens tried beside the run's own (0: the pack as before this option).
+ENCLOSING_TOKENS = (0, 400, 800)
+
+
 def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict[str, ContextPack]:
     counter = get_counter()
     text = bench.prepared.targets[query].query
@@ -202,6 +222,21 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
             text, "hybrid", budget, auto_merged(bench, hybrid, hybrid_rows), source, counter
         ),
         "windows 256/64": fill_in_order(text, "windows", budget, window_pieces, source, counter),
+        "leaf + enclosing definition": fill_in_order(
+            text, "hybrid", budget, with_enclosing(bench, hybrid), source, counter
+        ),
+        **{
+            f"context pack, enclosing class {tokens}": assemble_pack(
+                text,
+                "hybrid",
+                budget,
+                hybrid,
+                source,
+                counter,
+                dataclasses.replace(policy, enclosing_tokens=tokens),
+            )
+            for tokens in ENCLOSING_TOKENS
+        },
         "context pack (flat)": assemble_pack(text, "flat", budget, flat, source, counter, policy),
         PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy),
         "ceiling (perfect ranking)": assemble_pack(
@@ -234,7 +269,25 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         }
         for budget in budgets
     }
-    return {"table": table, "intervals": intervals, "assembly_seconds": round(seconds, 1)}
+    # Each enclosing-class variant of the pack against the pack at the run's parameters (hsc.params
+    # context_enclosing_tokens), on the share of the target shown, the hit and the full context.
+    enclosing = {
+        f"{name} @{budget}": {
+            metric: paired_interval(
+                [float(s[metric]) for s in per[name][budget]], [float(s[metric]) for s in per[PACK][budget]]
+            )
+            for metric in ("target", "hit", "full")
+        }
+        for name in per
+        if name.startswith("context pack, enclosing")
+        for budget in budgets
+    }
+    return {
+        "table": table,
+        "intervals": intervals,
+        "enclosing_intervals": enclosing,
+        "assembly_seconds": round(seconds, 1),
+    }
 
 
 def sweep_policy(bench: Bench, budget: int, report: Report) -> list[dict[str, Any]]:
@@ -267,10 +320,13 @@ def bench_context(
     overrides: dict[str, str] | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    query_kind: str = "docstring",
 ) -> dict[str, Any]:
     """``embedder``: a model already loaded (default: the settings' model); ``progress`` hears
-    the corpus being indexed (fraction, message), as in :func:`hsc.quality.sweep.prepare`."""
+    the corpus being indexed (fraction, message), as in :func:`hsc.quality.sweep.prepare`;
+    ``query_kind``: as ``bench quality``'s (class: the target is the class, module: the file)."""
     options = Options(
+        query_kind=query_kind,
         packages=packages or corpus_module.STDLIB_PACKAGES,
         queries=queries,
         seed=seed,
@@ -300,11 +356,12 @@ def bench_context(
 
 def format_context(result: dict[str, Any]) -> str:
     budgets = list(next(iter(result["table"].values())))
-    head = "| system | " + " | ".join(f"hit / deps / full / prec @{b}" for b in budgets) + " |"
+    head = "| system | " + " | ".join(f"hit / target / deps / full / prec @{b}" for b in budgets) + " |"
     lines = [head, "|---|" + "---|" * len(budgets)]
     for name, by_budget in result["table"].items():
         cells = [
-            f"{s['hit']:.3f} / {s['coverage']:.3f} / {s['full']:.3f} / {s['precision']:.3f}"
+            f"{s['hit']:.3f} / {s.get('target', 0.0):.3f} / {s['coverage']:.3f} / {s['full']:.3f} / "
+            f"{s['precision']:.3f}"
             for s in by_budget.values()
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -314,6 +371,12 @@ def format_context(result: dict[str, Any]) -> str:
             for metric, i in intervals.items()
         )
         lines.append(f"pack - shipped leaves @{budget}: {shown}")
+    for name, intervals in result.get("enclosing_intervals", {}).items():
+        shown = ", ".join(
+            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
+            for metric, i in intervals.items()
+        )
+        lines.append(f"{name} - pack: {shown}")
     corpus = result["corpus"]
     lines.append(
         f"{corpus['queries']} queries ({corpus['with_dependencies']} with dependencies), "

@@ -102,12 +102,42 @@ def valley_boundaries(
     return boundaries
 
 
+def container_edges(scopes: list[str], file_index: np.ndarray) -> np.ndarray:
+    """Per adjacent pair, whether the two leaves lie in different top-level containers of one file.
+
+    A leaf's container is the first name of its scope below its file's (the shortest scope of the
+    file, the module's) when that name holds other names in the file (``Class`` of
+    ``Class.method``, and the class's header beside them); leaves of a file's top level outside
+    any container share one run, which only valleys cut. The chunker's scopes say this; nothing
+    is parsed again.
+    """
+    n = len(scopes)
+    if n < 2:
+        return np.zeros(max(n - 1, 0), dtype=bool)
+    keys: list[str | None] = [None] * n
+    starts = np.flatnonzero(np.diff(file_index, prepend=-1))
+    ends = np.append(starts[1:], n)
+    for start, end in zip(starts.tolist(), ends.tolist()):
+        module = min(scopes[start:end], key=len)
+        parts = [
+            scope[len(module) + 1 :].split(".") if scope.startswith(module + ".") else []
+            for scope in scopes[start:end]
+        ]
+        holders = {names[0] for names in parts if len(names) > 1}
+        for offset, names in enumerate(parts):
+            if names and names[0] in holders:
+                keys[start + offset] = names[0]
+    same_file = file_index[:-1] == file_index[1:]
+    return np.array([keys[i] != keys[i + 1] for i in range(n - 1)], dtype=bool) & same_file
+
+
 def segment(
     vectors: np.ndarray,
     file_index: np.ndarray,
     similarity_drop_threshold: float,
     smoothing_window_size: int,
     boundary_rule: str = "valley",
+    scopes: list[str] | None = None,
 ) -> Segmentation:
     """Boundaries where the smoothed similarity falls below the threshold, and
     at every file edge.
@@ -115,15 +145,19 @@ def segment(
     ``boundary_rule="threshold"`` is the seed's rule: every pair below the
     threshold is a boundary. ``"valley"`` (the default) keeps one boundary per
     below-threshold run, at its deepest point; see :func:`valley_boundaries`.
+    ``"structure"``: the valleys, and the edges of top-level containers that
+    :func:`container_edges` reads from the leaves' ``scopes`` (without them: the valleys).
     """
     similarities = adjacent_similarities(vectors, file_index)
     smoothed = smooth(similarities, smoothing_window_size)
     if boundary_rule == "threshold":
         boundaries = np.isnan(smoothed) | (smoothed < similarity_drop_threshold)
-    elif boundary_rule == "valley":
+    elif boundary_rule in ("valley", "structure"):
         boundaries = valley_boundaries(
             similarities, smoothed, similarity_drop_threshold, smoothing_window_size
         )
+        if boundary_rule == "structure" and scopes is not None:
+            boundaries = boundaries | container_edges(scopes, file_index)
     else:
         raise ValueError(f"boundary_rule must be one of {BOUNDARY_RULES}, got {boundary_rule!r}")
     return Segmentation(similarities, smoothed, boundaries)

@@ -219,6 +219,7 @@ def plan_hierarchy(table: LeafTable, parameters: Parameters) -> HierarchyPlan:
         parameters.similarity_drop_threshold,
         parameters.smoothing_window_size,
         parameters.boundary_rule,
+        table.scopes,
     )
     n = len(table)
     if n == 0:

@@ -4,7 +4,9 @@
   retrieval mode; each ``Document`` is one leaf (its code), with its lines,
   scope, score and parent group (id, score, summary) in the metadata. With
   ``budget_tokens`` set, it returns the query's context pack instead: one
-  ``Document`` per span, with its role and the reason it is there.
+  ``Document`` per span, with its role and the reason it is there. With
+  ``regions=True``, one ``Document`` per region of the query (a file or a
+  top-level definition; hsc.search.regions): its code, level, lines, name, score.
 - :class:`HscLoader`: every top, mid and leaf node of a hierarchy as a
   ``Document`` with its parent and child ids, for a vector store of your own.
 """
@@ -21,7 +23,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from hsc.api import Index, QueryResult
-from hsc.integrations.packs import span_id, span_metadata
+from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.context import ContextPack
 
@@ -69,6 +71,10 @@ class HscRetriever(BaseRetriever):
     :meth:`hsc.Index.context` at that budget (``k`` does not apply): the hits,
     the rest of their definitions and the definitions they use, ``role`` and
     ``reason`` in each one's metadata.
+
+    Regions: with ``regions=True`` the Documents are the query's ranked regions
+    (:attr:`hsc.api.QueryResponse.regions`: files and top-level definitions),
+    ``page_content`` their code; ``k`` sets how many (``region_count``).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -79,6 +85,7 @@ class HscRetriever(BaseRetriever):
     repository_id: int | None = None
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
+    regions: bool = False  # True: the query's regions (files, definitions), not its leaves
 
     @field_validator("mode")
     @classmethod
@@ -102,6 +109,8 @@ class HscRetriever(BaseRetriever):
             )
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
+        if self.regions and self.k is not None:
+            overrides = {"region_count": self.k}
         response = self.index.query(
             query,
             hierarchy_id=hierarchy_id,
@@ -109,7 +118,19 @@ class HscRetriever(BaseRetriever):
             mode=self.mode,
             record=False,
             compare=False,
+            regions=self.regions,
         )
+        if self.regions:
+            repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+            texts = region_texts(self.index, repository_id, response.regions)
+            return [
+                Document(
+                    id=region_id(region),
+                    page_content=text,
+                    metadata=region_metadata(region, rank, response.mode),
+                )
+                for rank, (region, text) in enumerate(zip(response.regions, texts), start=1)
+            ]
         return [result_document(result, response.mode) for result in response.results]
 
 

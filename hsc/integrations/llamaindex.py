@@ -43,7 +43,7 @@ from hsc.chunk.parse import module_name, parse_source
 from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy.groups import LeafTable, plan_hierarchy
-from hsc.integrations.packs import span_id, span_metadata
+from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
 from hsc.search.context import ContextPack
@@ -259,7 +259,11 @@ class HscRetriever(BaseRetriever):
 
     Context mode: with ``budget_tokens`` set, the nodes are the spans of
     :meth:`hsc.Index.context` at that budget (``k`` does not apply), ids
-    ``path:start-end``, ``role`` and ``reason`` in each one's metadata."""
+    ``path:start-end``, ``role`` and ``reason`` in each one's metadata.
+
+    Regions: with ``regions=True`` the nodes are the query's ranked regions (files and
+    top-level definitions; :attr:`hsc.api.QueryResponse.regions`), their code as text, ids
+    ``level:path:start-end``; ``k`` sets how many."""
 
     def __init__(
         self,
@@ -269,6 +273,7 @@ class HscRetriever(BaseRetriever):
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
         budget_tokens: int | None = None,
+        regions: bool = False,
         **kwargs: Any,
     ) -> None:
         if mode is not None and mode not in RETRIEVAL_MODES:
@@ -279,6 +284,7 @@ class HscRetriever(BaseRetriever):
         self.index, self.mode, self.k = index, mode, k
         self.repository_id, self.hierarchy_id = repository_id, hierarchy_id
         self.budget_tokens = budget_tokens
+        self.regions = regions
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         if self.budget_tokens is not None:
@@ -292,7 +298,7 @@ class HscRetriever(BaseRetriever):
                 )
             )
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
-        overrides = {} if self.k is None else {"leaf_level_top_k": self.k}
+        overrides = {} if self.k is None else {"region_count" if self.regions else "leaf_level_top_k": self.k}
         response = self.index.query(
             query_bundle.query_str,
             hierarchy_id=hierarchy_id,
@@ -300,7 +306,18 @@ class HscRetriever(BaseRetriever):
             mode=self.mode,
             record=False,
             compare=False,
+            regions=self.regions,
         )
+        if self.regions:
+            repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+            texts = region_texts(self.index, repository_id, response.regions)
+            return [
+                NodeWithScore(
+                    node=_node(region_id(region), text, region_metadata(region, rank, response.mode)),
+                    score=region.score,
+                )
+                for rank, (region, text) in enumerate(zip(response.regions, texts), start=1)
+            ]
         hits = []
         for result in response.results:
             meta = _metadata(

@@ -37,6 +37,7 @@ and sync only re-read changed files). To read or change code, call get_context:
 the code that answers the query plus the definitions it uses, within a token
 budget, ready for a prompt. To survey candidates, call search_code with a
 description of the code you need; each hit carries its enclosing group's summary.
+To find which files and definitions to open first, call locate.
 get_node walks up (parent) and down (children) from any id. index_status tells
 what is indexed and what has changed on disk since."""
 
@@ -127,6 +128,26 @@ def build_server(search: CodeSearch) -> MCPServer:
         summary, so the surrounding context comes without a second call. Pass a
         result's id or its parent's id to get_node to walk the hierarchy."""
         return _run(lambda: search.search(query, limit, mode, path_prefix, language, repository))
+
+    @server.tool()
+    def locate(
+        query: Annotated[
+            str,
+            Field(description="What you are looking for, in words, e.g. 'sign the session cookie'"),
+        ],
+        limit: Annotated[
+            int, Field(ge=1, le=MAX_LIMIT, description="How many files and regions to return")
+        ] = 10,
+        repository: Annotated[
+            str | None, Field(description="Only this indexed repository (its folder); default: all of them")
+        ] = None,
+    ) -> dict[str, Any]:
+        """The files and definitions to open first for a query, best first. 'files': every
+        file ranked as a whole (its best-matching code and its own pooled vector). 'regions':
+        files and top-level definitions (a class with its methods, a function) with their
+        level, path, 1-based inclusive start_line/end_line, qualified name and score. Use it
+        to decide where to read before calling get_context or search_code."""
+        return _run(lambda: search.locate(query, limit, repository))
 
     @server.tool()
     def get_context(

@@ -203,7 +203,13 @@ class CodeSearch:
                 hierarchy_id, leaf_level_top_k=limit * factor, mid_level_top_k=stored.mid_level_top_k * factor
             )
             response = self.index.query(
-                query, hierarchy_id=hierarchy_id, params=params, mode=mode, record=False, compare=False
+                query,
+                hierarchy_id=hierarchy_id,
+                params=params,
+                mode=mode,
+                record=False,
+                compare=False,
+                regions=False,
             )
             kept = [
                 r
@@ -214,6 +220,41 @@ class CodeSearch:
             if len(kept) >= limit or not (path_prefix or language) or limit * factor >= total:
                 return kept[:limit], response.leaves_compared, response.mode
             factor *= 4
+
+    def locate(self, query: str, limit: int = 10, repository: str | None = None) -> dict[str, Any]:
+        """The files and the definitions to open first: :attr:`QueryResponse.files` and
+        :attr:`QueryResponse.regions` of each repository asked, merged by score."""
+        self._check_query(query, None)
+        if not 1 <= limit <= MAX_LIMIT:
+            raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        with self._lock:
+            repositories = self.index.repositories()
+            if repository is not None:
+                repository_ids = [self._indexed_id(repository)]
+            elif repositories:
+                repository_ids = [int(r["id"]) for r in repositories]
+            else:
+                raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
+            roots = {int(r["id"]): r["root"] for r in repositories}
+            files: list[tuple[str, Any]] = []
+            regions: list[tuple[str, Any]] = []
+            for repository_id in repository_ids:
+                hierarchy_id = self.index.default_hierarchy(repository_id)
+                params = self.index.hierarchy_parameters(hierarchy_id, region_count=limit)
+                response = self.index.query(
+                    query, hierarchy_id=hierarchy_id, params=params, record=False, compare=False
+                )
+                files += [(roots[repository_id], found) for found in response.files]
+                regions += [(roots[repository_id], found) for found in response.regions]
+
+        def listed(pairs: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+            pairs = sorted(pairs, key=lambda pair: -pair[1].score)[:limit]
+            return [
+                {"rank": rank, "repository": root, **found.to_json()}
+                for rank, (root, found) in enumerate(pairs, 1)
+            ]
+
+        return {"query": query, "files": listed(files), "regions": listed(regions)}
 
     @staticmethod
     def _result_json(rank: int, root: str, result: QueryResult) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """How good a context pack is for one benchmark target, and paired bootstrap intervals.
 
-A pack *hits* the target when its code lines hold at least half of the target's lines; its
+A pack *hits* the target when its code lines hold at least half of the target's lines (its *target
+coverage*: the share of the target's lines it holds, what a class question measures); its
 *dependency coverage* is the share of the gold dependency lines it holds; it gives the *full
 context* when it hits and holds at least 80 % of the dependency lines (a target without
 dependencies: when it hits); its *precision* is the share of its code lines that are gold.
@@ -48,6 +49,7 @@ def score_pack(
     good = sum(len(lines & gold.get(path, set())) for path, lines in returned.items())
     return {
         "hit": hit,
+        "target": held / len(target_lines) if target_lines else 0.0,  # the share of the target shown
         "coverage": coverage,
         "full": hit and (coverage is None or coverage >= FULL_DEPENDENCY_SHARE),
         "precision": good / total if total else 0.0,
@@ -60,6 +62,7 @@ def summarise_packs(scores: Sequence[dict[str, Any]]) -> dict[str, float]:
     n = max(len(scores), 1)
     return {
         "hit": round(sum(s["hit"] for s in scores) / n, 3),
+        "target": round(sum(s.get("target", 0.0) for s in scores) / n, 3),
         "coverage": round(float(np.mean(covered)), 3) if covered else 0.0,
         "full": round(sum(s["full"] for s in scores) / n, 3),
         "precision": round(float(np.mean([s["precision"] for s in scores])) if scores else 0.0, 3),

@@ -76,7 +76,9 @@ FUNCTION_TYPES = frozenset(
 )
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
 # The second query kind: a comment of prose inside a function body, at least this many words.
-QUERY_KINDS = ("docstring", "comment")
+# The region kinds (Python): a class docstring's first sentence asks for the class's lines, a
+# module docstring's for the whole file (hsc.quality.regions scores the answers).
+QUERY_KINDS = ("docstring", "comment", "class", "module")
 MIN_COMMENT_WORDS = 6
 _WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
 _PRAGMAS = ("noqa", "type:", "pragma", "pylint", "fmt:", "nosec", "eslint", "ts-", "nolint", "go:", "lint:")
@@ -400,6 +402,8 @@ def _documented_files(
             out_path = f"{name}/{rel_path}" if name else rel_path
             if kind == "docstring":
                 targets = [target for target, _ in doc_targets(functions, out_path, data, language)]
+            elif kind in ("class", "module"):
+                targets = region_targets(tree, data, out_path, kind) if language == "python" else []
             else:
                 comments = find_body_comments(tree, blanks)
                 blanks = blanks + [span for _, _, span, _ in comments]
@@ -426,6 +430,37 @@ def doc_targets(
             sentence = sentence[len(function_name) + 1 :]  # Go's "Name does ...": not the answer's name
         if end - start + 1 >= MIN_LINES and _usable(sentence):
             targets.append((Target(sentence, path, start, end, function_name), node))
+    return targets
+
+
+def region_targets(tree: Any, data: bytes, path: str, kind: str) -> list[Target]:
+    """Python's ``class`` queries (a class docstring's first sentence; target: the class, at least
+    ``MIN_LINES`` lines) or its ``module`` query (the module docstring's; target: the whole file)."""
+    if kind == "module":
+        first = next((c for c in tree.root_node.named_children if c.type != "comment"), None)
+        string = _as_string(first) if first is not None else None
+        if string is None:
+            return []
+        lo, hi = _string_content(string)
+        sentence = first_sentence(data[lo:hi].decode("utf-8", "replace"))
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        name = path.rsplit("/", 1)[-1]
+        return [Target(sentence, path, 1, lines, name)] if _usable(sentence) else []
+    targets = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        if node.type != "class_definition":
+            continue
+        string = _python_doc(node)
+        if string is None:
+            continue
+        lo, hi = _string_content(string)
+        sentence = first_sentence(data[lo:hi].decode("utf-8", "replace"))
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        if end - start + 1 >= MIN_LINES and _usable(sentence):
+            targets.append(Target(sentence, path, start, end, definition_name(node)))
     return targets
 
 

@@ -222,9 +222,14 @@ def format_table(result: dict[str, Any]) -> str:
             f"{test['only_first']}, by {test['system']} only {test['only_second']}, McNemar p "
             f"{'< 0.0001' if test['p'] < 0.0001 else test['p']}"
         )
+    regions = ""
+    if result.get("regions"):
+        from hsc.quality.regions import format_regions
+
+        regions = "\nregions and files:\n" + format_regions(result["regions"])
     return (
-        f"quality: {corpus['source']}: {corpus['queries']} queries, {corpus['leaves']} leaves, "
-        f"index {result['index_s']} s\n" + "\n".join(lines)
+        f"quality: {corpus['source']} ({corpus.get('query_kind', 'docstring')}): {corpus['queries']} "
+        f"queries, {corpus['leaves']} leaves, index {result['index_s']} s\n" + "\n".join(lines) + regions
     )
 
 

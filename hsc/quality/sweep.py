@@ -71,6 +71,8 @@ class Options:
     query_kind: str = "docstring"  # or "comment": prose comments inside function bodies
     # Ask only about these corpus files (None: all); e.g. the files an encoder was not tuned on.
     query_files: frozenset[str] | None = None
+    # Also score region and file answers (hsc.quality.regions); always for the class and module kinds.
+    regions: bool = False
 
 
 def quick_options(out: Path) -> Options:
@@ -113,7 +115,9 @@ def prepare(
             built, targets=[t for t in built.targets if t.path in options.query_files]
         )
     if not built.targets:
-        what = "docstrings or doc comments" if options.query_kind == "docstring" else "body comments"
+        what = {"comment": "body comments", "class": "class docstrings", "module": "module docstrings"}.get(
+            options.query_kind, "docstrings or doc comments"
+        )
         raise ValueError(f"no usable {what} in {name}")
     index = Index.open(options.out / "index.db", settings, embedder=embedder)
     try:  # closed by the caller once the run is scored (run_quality), or here on a failure
@@ -338,6 +342,12 @@ def _scored(
         row = evaluate(system, prepared, details=True)
         table.append({**row, **stats, "build_s": round(build_seconds, 2)})
         report(f"{row['system']}: R@10 {row['recall_at_10']}, scored {row['leaves_scored_share']}")
+    regions: list[dict[str, Any]] = []
+    if options.regions or options.query_kind in ("class", "module"):
+        from hsc.quality.regions import region_rankings, score_regions
+
+        plan = plan_hierarchy(prepared.corpus.table, prepared.params)
+        regions = score_regions(prepared, region_rankings(prepared, plan, prepared.params, report))
     swept = []
     if options.sweep:
         done = indexing + scoring
@@ -351,5 +361,6 @@ def _scored(
         "index_s": round(prepared.index_seconds, 1),
         "systems": table,
         "sweep": swept,
+        "regions": regions,
         "targets": [dataclasses.asdict(t) for t in prepared.targets],
     }

@@ -24,7 +24,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable
 from hsc.model import common_scope, content_hash
 from hsc.search.answers import full_answer
 from hsc.search.lexical import TermCounts, match_expression
-from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search, top_k
+from hsc.search.two_stage import MidLevelIndex, Retrieval, TwoStageRetriever, flat_search, top_k
 from hsc.store import Store
 
 # Leaves BM25 adds to the candidates of a hybrid search.
@@ -243,6 +243,12 @@ class TwoStage:
         )
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
+        found, lexical_ms = self.retrieve(vector, text, k)
+        groups = found.groups.ordinals.tolist()
+        return Ranking([h.row for h in found.leaves], found.leaves_compared, groups, lexical_ms)
+
+    def retrieve(self, vector: np.ndarray, text: str, k: int) -> tuple[Retrieval, float]:
+        """The retriever's answer (leaves with their scores) and the BM25 look-up's time in ms."""
         lexical, lexical_ms = (
             self.corpus.lexical(text, self.lexical_candidates) if self.lexical_weight else (None, 0.0)
         )
@@ -255,8 +261,7 @@ class TwoStage:
             lexical,
             self.lexical_weight,
         )
-        groups = found.groups.ordinals.tolist()
-        return Ranking([h.row for h in found.leaves], found.leaves_compared, groups, lexical_ms)
+        return found, lexical_ms
 
     def group_ranks(self, vector: np.ndarray, rows: np.ndarray, opened: list[int]) -> dict[str, Any]:
         """Why stage 2 did or did not see the leaves ``rows``: how many groups stage 1

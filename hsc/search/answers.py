@@ -84,7 +84,9 @@ def full_answer(
     ask = k * FIRST_ASK if full else k
     while True:
         found = search(ask)
-        rows = rows_of(found)
+        # A search may give more than it was asked (a query's region candidates): the answer is
+        # drawn from the first ``ask``.
+        rows = rows_of(found)[:ask]
         runs = definition_runs(table, rows)
         if not full or len(rows) < ask or joined_count(rows, runs) >= k or ask >= len(table):
             break
@@ -94,10 +96,11 @@ def full_answer(
 
 def full_retrieval(
     search: Callable[[int], Retrieval], table: LeafTable, k: int, full: bool
-) -> tuple[Retrieval, dict[int, tuple[int, int]]]:
+) -> tuple[Retrieval, dict[int, tuple[int, int]], list[Any]]:
     """:func:`full_answer` of a leaf retrieval: its leaves cut to those of the first ``k``
-    joined results, and the definition runs of its rows."""
+    joined results, the definition runs of its rows, and every leaf hit the search gave
+    (best first; the candidates region answers are drawn from)."""
     found, rows, runs = full_answer(search, lambda r: [hit.row for hit in r.leaves], table, k, full)
     kept = set(rows)
     leaves = [hit for hit in found.leaves if hit.row in kept]
-    return Retrieval(found.groups, leaves, found.leaves_compared, found.opened_leaves), runs
+    return Retrieval(found.groups, leaves, found.leaves_compared, found.opened_leaves), runs, found.leaves

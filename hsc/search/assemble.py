@@ -72,6 +72,9 @@ class PackPolicy:
     uses_share: float  # at most this share of the budget for uses and outlines
     outline_tokens: int  # a dependency longer than this is given as its outline
     complete_tokens: int  # a split hit's definition is completed when its rest is at most this
+    # A top hit inside a class (or other container) brings the outermost one: whole within this many
+    # tokens, else its outline; 0 = never (the pack as before; hsc.params context_enclosing_tokens).
+    enclosing_tokens: int = 0
 
 
 def fits_roughly(hit: Hit, left: int) -> bool:
@@ -256,6 +259,8 @@ def assemble_pack(
             continue
         if hit.rank <= policy.dependency_hits:
             complete_definition(filling, hit, policy)
+            if policy.enclosing_tokens:
+                bring_container(filling, hit, policy)
             pending.append(hit)
         if hit.rank >= policy.lead_hits:
             for waiting in pending:
@@ -298,6 +303,34 @@ def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None
                 below = end + 1
         if not grew:
             break
+
+
+def container_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
+    """The outermost class-like definition (CLASS_KINDS) that holds lines ``start..end`` and reaches
+    beyond them."""
+    best = None
+    for definition in definitions:
+        if definition.kind not in CLASS_KINDS:
+            continue
+        holds = definition.start_line <= start and definition.end_line >= end
+        larger = definition.start_line < start or definition.end_line > end
+        if holds and larger and (best is None or definition.start_line < best.start_line):
+            best = definition
+    return best
+
+
+def bring_container(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
+    """The class a hit lies in, whole when its lines not shown yet take at most
+    ``enclosing_tokens``, else its outline in place of its first line (when that is not shown yet:
+    the rest of the class stays free for later hits)."""
+    container = container_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
+    if container is None:
+        return
+    reason = f"{container.scope}, which holds rank {hit.rank}"
+    runs = [(container.start_line, container.end_line)]
+    if not filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
+        header = replace(container, end_line=container.start_line)
+        filling.place_outline(hit.path, header, reason, None)
 
 
 def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:

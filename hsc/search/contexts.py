@@ -31,6 +31,7 @@ def policy_of(params: Parameters) -> PackPolicy:
         uses_share=params.context_uses_share,
         outline_tokens=params.context_outline_tokens,
         complete_tokens=params.context_complete_tokens,
+        enclosing_tokens=params.context_enclosing_tokens,
     )
 
 
@@ -178,6 +179,7 @@ class ContextQueries:
             # The pack completes a split definition itself (context_complete_tokens): it needs the leaf
             # that matched, not the whole definition, which may not fit where the piece does.
             join_pieces=False,
+            regions=False,
         )
         results = [
             r

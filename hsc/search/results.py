@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hsc.model import LeafContext
+from hsc.search.regions import Region
 
 EMPTY_QUERY = "the query is empty: type what you are looking for"
 
@@ -153,6 +154,11 @@ class QueryResponse:
     lexical_candidates: int = 0
     # Whether pieces of one split definition were joined into one result (QueryResult.pieces).
     pieces_joined: bool = True
+    # Answers above the leaves (hsc.search.regions.Region), best first: files and definitions
+    # (the levels ``region_levels`` names), and every file ranked as a file; empty unless asked.
+    regions: list[Region] = field(default_factory=list)
+    files: list[Region] = field(default_factory=list)
+    regions_ms: float = 0.0  # ranking them, from the leaves already scored
 
     def groups_shown(self) -> str:
         """A line saying which of the opened groups ``groups`` describes; "" when it holds them all."""

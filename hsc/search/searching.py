@@ -26,6 +26,7 @@ from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.regions import Region, RegionTable, answer_regions, build_regions
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
@@ -88,6 +89,8 @@ class _Loaded:
     retriever: TwoStageRetriever
     term_counts: TermCounts  # the store's, kept as long as this state of the database
     row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
+    # The regions above the leaves (hsc.search.regions), made on the first query that asks for them.
+    regions: RegionTable | None = None
 
     @cached_property
     def mid_node_ids(self) -> list[str]:
@@ -231,6 +234,7 @@ class Searching:
         compare: bool = True,
         mode: str | None = None,
         join_pieces: bool = True,
+        regions: bool = True,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
         default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
@@ -245,7 +249,11 @@ class Searching:
         mapping naming a parameter of another stage is refused, saying where it is set.
 
         ``join_pieces``: results that are pieces of one split definition become one result
-        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own."""
+        (:attr:`QueryResult.pieces`); False keeps each leaf a result of its own.
+
+        ``regions``: also rank the regions (files and definitions; :attr:`QueryResponse.regions`)
+        and the files (:attr:`QueryResponse.files`) from the mode's best ``region_candidates``
+        leaves (hsc.search.regions)."""
         check_query(text)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
@@ -271,13 +279,18 @@ class Searching:
         # Enough leaves for leaf_level_top_k joined results (joined_results, hsc.search.answers).
         full = join_pieces and params.joined_results == "full"
         table = loaded.table
+        # The regions are scored from more leaves than a query lists: the search is asked for both at
+        # once, and the answer is drawn from the first leaves it asked for.
+        wanted = params.region_candidates if regions else 0
+        staged_found: list[Any] = []
+        exact_found: list[Any] = []
         if compare or not flat:
             started = time.perf_counter()
-            staged, staged_runs = full_retrieval(
+            staged, staged_runs, staged_found = full_retrieval(
                 lambda ask: loaded.retriever.search(
                     vector,
                     params.mid_level_top_k,
-                    ask,
+                    max(ask, wanted),
                     math.ceil(params.stage1_leaf_share * len(loaded.table)),
                     params.group_score_weight,
                     lexical,
@@ -292,15 +305,16 @@ class Searching:
         if compare or flat:
             # The flat ranking of the same family: fused with BM25 in the hybrid modes.
             started = time.perf_counter()
-            exact, exact_runs = full_retrieval(
+            exact, exact_runs, exact_found = full_retrieval(
                 lambda ask: flat_search(
-                    table.vectors, vector, ask, lexical, params.lexical_weight, table.definitions
+                    table.vectors, vector, max(ask, wanted), lexical, params.lexical_weight, table.definitions
                 ),
                 loaded.table,
                 params.leaf_level_top_k,
                 full,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
+        candidates = exact_found if flat else staged_found
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
         # Opened groups are described by their stored labels, the first GROUPS_DESCRIBED of them
         # and those holding a result (a widened stage 1 opens about 27,000 at 10^6 leaves); the
@@ -339,6 +353,10 @@ class Searching:
             opened_leaves=staged.opened_leaves,
             lexical_candidates=len(lexical or {}),
         )
+        if regions:
+            started = time.perf_counter()
+            response.regions, response.files = self._regions(loaded, hierarchy, candidates, vector, params)
+            response.regions_ms = (time.perf_counter() - started) * 1000
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
             rows += [("leaf", r.rank, r.leaf_id, r.score) for r in two_stage]
@@ -361,6 +379,22 @@ class Searching:
             response.flat = joined(response.flat, definition_of)
         response.pieces_joined = join_pieces
         return response
+
+    def _regions(
+        self,
+        loaded: _Loaded,
+        hierarchy: dict[str, Any],
+        candidates: list[Any],
+        vector: np.ndarray,
+        params: Parameters,
+    ) -> tuple[list[Region], list[Region]]:
+        """The query's ranked regions and files, from its candidate leaves (best first)."""
+        if loaded.regions is None:
+            definitions = self.store.definitions(int(hierarchy["repository_id"]))
+            loaded.regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
+        rows = np.array([hit.row for hit in candidates], dtype=np.int64)
+        scores = np.array([hit.score for hit in candidates], dtype=np.float64)
+        return answer_regions(loaded.regions, rows, scores, vector, params)
 
     def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
         """What a query shows of each group (GroupResult's fields after its score), from the

@@ -88,6 +88,12 @@ if response is not None and response.query.strip():
     st.markdown("**Flat search · every leaf scored**")
     st.dataframe(query_view.flat_table(response, shown_scope, folder), hide_index=True, column_config=columns)
     st.caption(query_view.caption_tables(shared, folder))
+    if response.regions:
+        st.markdown("**Where to look · files and definitions**")
+        st.caption(query_view.regions_note(response, asked_with))
+        region_columns = st.columns(2, gap="large")
+        region_columns[0].dataframe(query_view.regions_table(response.regions, folder), hide_index=True)
+        region_columns[1].dataframe(query_view.regions_table(response.files, folder), hide_index=True)
     with st.expander(f"Stage 1 · the {len(response.opened_group_ids):,} groups opened", expanded=False):
         if response.groups_shown():
             st.caption(response.groups_shown())

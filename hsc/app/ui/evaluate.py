@@ -33,6 +33,7 @@ from hsc.quality.corpus import (
     stdlib_sources,
     survey_corpus,
 )
+from hsc.quality.regions import REGION_COLUMNS
 from hsc.quality.report import TABLE_COLUMNS, frontier_figure, stage1_settings, sweep_heatmap
 from hsc.quality.runs import compare_runs, current_point, explain_query, query_table
 from hsc.quality.sweep import QUICK_QUERIES, Options, Progress, Report, run_quality
@@ -51,13 +52,23 @@ class Choice:
     packages: tuple[str, ...]
     label: str
     survey: CorpusSurvey
+    query_kind: str = "docstring"  # one of QUESTION_KINDS
 
 
 # Parsing a large repository takes seconds: kept ten minutes, like a folder survey kept a minute.
 @st.cache_data(ttl=600, max_entries=16, show_spinner="Counting the docstrings…")
-def _survey(path: str | None, packages: tuple[str, ...]) -> CorpusSurvey:
+def _survey(path: str | None, packages: tuple[str, ...], kind: str = "docstring") -> CorpusSurvey:
     sources = stdlib_sources(packages) if path is None else [(Path(path), "")]
-    return survey_corpus(sources)
+    return survey_corpus(sources, kind)
+
+
+# The benchmark's query kinds (hsc.quality.corpus.QUERY_KINDS) as the page names them.
+QUESTION_KINDS = {
+    "docstring": "functions (a docstring's first sentence)",
+    "comment": "comments inside functions",
+    "class": "classes (a class docstring's; regions scored)",
+    "module": "modules (a module docstring's; regions and files scored)",
+}
 
 
 def choose_corpus(index: Index) -> Choice | None:
@@ -65,6 +76,16 @@ def choose_corpus(index: Index) -> Choice | None:
     repository = active_repository(index)
     kinds = ["standard library"] + ([f"active repository: {repository['name']}"] if repository else [])
     kind = st.radio("Corpus", kinds, horizontal=True, key="evaluate:corpus")
+    query_kind = st.radio(
+        "Questions",
+        list(QUESTION_KINDS),
+        format_func=QUESTION_KINDS.get,
+        horizontal=True,
+        key="evaluate:kind",
+        help="What the queries ask for: a function (its docstring's first sentence), a commented line, "
+        "a class (the class's lines) or a module (its file). Class and module runs also score the "
+        "answers above the leaves (docs/hierarchy.md).",
+    )
     if kind == "standard library":
         packages = st.multiselect(
             "Standard-library packages",
@@ -78,24 +99,24 @@ def choose_corpus(index: Index) -> Choice | None:
             st.warning("Choose at least one package.")
             return None
         label = "standard library: " + ", ".join(packages)
-        choice = Choice(None, tuple(packages), label, _survey(None, tuple(packages)))
+        choice = Choice(None, tuple(packages), label, _survey(None, tuple(packages), query_kind), query_kind)
     else:
         assert repository is not None
         root = Path(repository["root"])
         if not root.is_dir():
             st.warning(f"The active repository's folder is gone: {md(root)}.")
             return None
-        choice = Choice(root, (), str(repository["name"]), _survey(str(root), ()))
+        choice = Choice(root, (), str(repository["name"]), _survey(str(root), (), query_kind), query_kind)
     survey = choice.survey
     if survey.queries < MIN_QUERIES:
         st.warning(
-            f"{md(choice.label)} has {survey.queries} usable docstrings or doc comments "
+            f"{md(choice.label)} has {survey.queries} usable questions of this kind "
             f"(at least {MIN_QUERIES} needed): choose another corpus."
         )
         return None
     st.caption(
         f"{survey.files} files, {survey.bytes / 1000:.0f} kB: {survey.queries} queries available "
-        f"(first sentences of docstrings or doc comments of at least 4 words, on functions of at "
+        f"({QUESTION_KINDS[choice.query_kind]}: sentences of at least 4 words, on definitions of at "
         "least 5 lines; the corpus is a copy with every doc blanked)."
     )
     return choice
@@ -141,6 +162,7 @@ def choose_options(choice: Choice) -> Options:
         params=current_parameters(),
         sweep=swept,
         systems=tuple(systems),
+        query_kind=choice.query_kind,
     )
 
 
@@ -240,9 +262,28 @@ def show_run(result: dict[str, Any], run_id: int) -> None:
         "scores computed per query, as a share of all leaves (none counted for the HNSW graph walk; "
         "above 1 when groups and files are scored too). Latency excludes embedding the query."
     )
+    if result.get("regions"):
+        st.subheader("Answers above the leaves")
+        st.dataframe(regions_frame(result), hide_index=True)
+        st.caption(
+            "Strict: a region mostly inside the target that covers at least 30 % of it. Holds: a region "
+            "holding at least half of it. File: the target's file. Against the baseline: strict@10 minus "
+            "'outermost definition by best leaf', with its 95 % paired interval (docs/hierarchy.md)."
+        )
     frontier(result, run_id)
     heatmap(result, run_id)
     one_query(result)
+
+
+def regions_frame(result: dict[str, Any]) -> pd.DataFrame:
+    """A run's region and file table (hsc.quality.regions), one row per way of answering."""
+    rows = []
+    for row in result["regions"]:
+        shown = {column_name(c): row.get(c) for c in REGION_COLUMNS if not c.endswith("_ci")}
+        interval = row.get("strict_vs_baseline_ci")
+        shown["interval"] = f"[{interval[0]:+.3f}, {interval[1]:+.3f}]" if interval else ""
+        rows.append(shown)
+    return blank_missing(pd.DataFrame(rows))
 
 
 def frontier(result: dict[str, Any], run_id: int) -> None:

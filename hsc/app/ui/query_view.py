@@ -15,6 +15,7 @@ from pandas.io.formats.style import Styler
 from hsc import Parameters, QueryResponse, QueryResult
 from hsc.app.ui.text import cell, line_range, md
 from hsc.model import common_prefix
+from hsc.search.regions import Region
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
@@ -233,6 +234,43 @@ def groups_table(response: QueryResponse, folder: str, shared_scope: str) -> pd.
             "scope": [short_scope(g.scope, shared_scope) or "(file level)" for g in response.groups],
         }
     )
+
+
+def regions_table(regions: list[Region], folder: str) -> pd.DataFrame:
+    """The query's regions (or files), best first: level, score, where and name."""
+    return pd.DataFrame(
+        {
+            "rank": list(range(1, len(regions) + 1)),
+            "score": [round(r.score, 3) for r in regions],
+            "level": [r.level for r in regions],
+            "where": [
+                r.path[len(folder) :]
+                + ("" if r.start_line is None else f" {line_range(r.start_line, r.end_line)}")
+                for r in regions
+            ],
+            "name": [r.name for r in regions],
+        }
+    )
+
+
+def regions_note(response: QueryResponse, params: Parameters) -> str:
+    """How the regions were ranked, and whether their first answer holds the leaves' first."""
+    text = (
+        f"Each file and top-level definition that holds one of the query's best "
+        f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
+        f"+ {1 - params.region_best_share:g} × its own pooled vector's cosine (files: "
+        f"{params.file_best_share:g} and {1 - params.file_best_share:g}): a class question tends to get "
+        "its class, a module question its file."
+    )
+    if response.regions and response.results:
+        first, leaf = response.regions[0], response.results[0]
+        inside = first.path == leaf.path and (
+            first.start_line is None or first.start_line <= leaf.start_line <= (first.end_line or 0)
+        )
+        text += f" The first region, {first.level} {first.name}, " + (
+            "holds the first leaf." if inside else "does not hold the first leaf: its own vector fits better."
+        )
+    return text
 
 
 def choices_of(response: QueryResponse) -> list[tuple[str, QueryResult]]:

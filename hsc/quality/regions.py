@@ -1,0 +1,253 @@
+"""Region and file answers measured: does an answer above the leaves hold what the question asks for?
+
+A region (a folder, file, definition or group; hsc.search.regions) answers a target *strictly*
+when it lies mostly inside the target (at least ``INSIDE`` of its lines) and covers at least
+``COVER`` of the target's lines: a class question wants the class, not one method nor the whole
+file. It *holds* the target when it holds at least ``HOLDS`` of the target's lines (the lenient
+rule: the file holds every function in it). A file ranking answers when it names the target's file.
+
+The systems each turn the same ranked leaves (the run's hybrid: stage 1 widened, fused with BM25)
+into regions: the leaves themselves; the structural baseline, each leaf's enclosing definition
+(outermost or innermost) in leaf order; the hierarchy's own levels ranked by best leaf, by pooled
+vector or by both; and files ranked the same ways. Paired intervals compare each with the leaves
+and with the outermost enclosing definition, which the hierarchy must beat to claim anything.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hsc.params import Parameters
+from hsc.quality.catalog import Prepared
+from hsc.quality.corpus import Target
+from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
+from hsc.quality.systems import TwoStage
+from hsc.search.regions import (
+    DEFINITION,
+    RegionTable,
+    answer_regions,
+    build_regions,
+    rank_files,
+    rank_regions,
+)
+
+INSIDE, COVER, HOLDS = 0.5, 0.3, 0.5
+K = 10
+# The leaves' best-leaf shares tried for a region's and a file's score (1 = its best leaf alone).
+BEST_SHARES = (1.0, 0.75, 0.5, 0.25, 0.0)
+LEAVES, BASELINE = "leaves (hybrid)", "outermost definition by best leaf"
+Span = tuple[str, int | None, int | None]  # path, first line, last line (None: a folder)
+
+
+def _overlap(target: Target, span: Span) -> int:
+    path, start, end = span
+    if path != target.path or start is None or end is None:
+        return 0
+    return max(0, min(end, target.end_line) - max(start, target.start_line) + 1)
+
+
+def strict_hit(target: Target, span: Span) -> bool:
+    overlap = _overlap(target, span)
+    if not overlap:
+        return False
+    _, start, end = span
+    inside = overlap / (int(end) - int(start) + 1)  # type: ignore[arg-type]
+    return inside >= INSIDE and overlap / (target.end_line - target.start_line + 1) >= COVER
+
+
+def holds(target: Target, span: Span) -> bool:
+    return _overlap(target, span) >= HOLDS * (target.end_line - target.start_line + 1)
+
+
+def _enclosing(regions: RegionTable, outermost: bool) -> np.ndarray:
+    """For every leaf row, the definition region holding it with the most (or fewest) lines; -1: none."""
+    indptr, held = regions.leaf_regions
+    out = np.full(len(indptr) - 1, -1, dtype=np.int64)
+    sizes = regions.end_lines - regions.start_lines
+    for row in range(len(out)):
+        found = [int(r) for r in held[indptr[row] : indptr[row + 1]] if regions.levels[r] == DEFINITION]
+        if found:
+            out[row] = (max if outermost else min)(found, key=lambda r: (sizes[r], -r))
+    return out
+
+
+def _by_best_leaf(regions: RegionTable, enclosing: np.ndarray, rows: list[int], table: Any) -> list[Span]:
+    """Each leaf's enclosing definition (the leaf itself outside any), in leaf order, once each."""
+    out: list[Span] = []
+    seen: set[Span] = set()
+    for row in rows:
+        region = int(enclosing[row])
+        if region >= 0:
+            span = (regions.paths[region], int(regions.start_lines[region]), int(regions.end_lines[region]))
+        else:
+            path = table.paths[int(table.file_index[row])]
+            span = (path, int(table.start_lines[row]), int(table.end_lines[row]))
+        if span not in seen:
+            seen.add(span)
+            out.append(span)
+        if len(out) >= K:
+            break
+    return out
+
+
+def _spans(found: list[Any]) -> list[Span]:
+    return [(r.path, r.start_line, r.end_line) for r in found]
+
+
+def region_rankings(
+    prepared: Prepared, plan: Any, params: Parameters, report: Callable[[str], None] = print
+) -> dict[str, list[list[Span]]]:
+    """System name -> each query's top ``K`` spans."""
+    corpus = prepared.corpus
+    table = corpus.table
+    hybrid = TwoStage(
+        corpus,
+        plan,
+        params.mid_level_top_k,
+        "hybrid",
+        params.stage1_leaf_share,
+        lexical_weight=params.lexical_weight,
+        lexical_candidates=params.lexical_candidates,
+    )
+    definitions = corpus.store.definitions(corpus.repository_id)
+    regions = build_regions(table, definitions, plan.group_starts, plan.group_ends)
+    report(f"regions: {len(regions)} ({int((regions.levels == DEFINITION).sum())} definitions)")
+    outer, inner = _enclosing(regions, True), _enclosing(regions, False)
+    out: dict[str, list[list[Span]]] = {}
+
+    def put(name: str, spans: list[Span]) -> None:
+        out.setdefault(name, []).append(spans[:K])
+
+    for target, vector in zip(prepared.targets, prepared.query_vectors):
+        found, _ = hybrid.retrieve(vector, target.query, params.region_candidates)
+        rows = np.array([h.row for h in found.leaves], dtype=np.int64)
+        scores = np.array([h.score for h in found.leaves])
+        top = rows[:K].tolist()
+        put(
+            LEAVES,
+            [
+                (table.paths[int(table.file_index[r])], int(table.start_lines[r]), int(table.end_lines[r]))
+                for r in top
+            ],
+        )
+        put(BASELINE, _by_best_leaf(regions, outer, rows.tolist(), table))
+        put("innermost definition by best leaf", _by_best_leaf(regions, inner, rows.tolist(), table))
+        for share in BEST_SHARES:
+            put(
+                f"groups, best share {share}",
+                _spans(rank_regions(regions, rows, scores, vector, K, share, "all", ("group",))),
+            )
+            put(
+                f"definitions, best share {share}",
+                _spans(rank_regions(regions, rows, scores, vector, K, share, "all", ("definition",))),
+            )
+            put(f"files, best share {share}", _spans(rank_files(regions, rows, scores, vector, K, share)))
+            put(
+                f"outermost definitions, best share {share}",
+                _spans(rank_regions(regions, rows, scores, vector, K, share, "all", ("definition",), True)),
+            )
+            for nesting in ("separate", "all"):
+                put(
+                    f"regions ({nesting}), best share {share}",
+                    _spans(rank_regions(regions, rows, scores, vector, K, share, nesting)),
+                )
+                put(
+                    f"files + outermost definitions ({nesting}), best share {share}",
+                    _spans(
+                        rank_regions(
+                            regions, rows, scores, vector, K, share, nesting, ("file", "definition"), True
+                        )
+                    ),
+                )
+        for share, file_share in (
+            (1.0, 0.5),
+            (1.0, 0.75),
+            (0.75, 0.5),
+            (0.75, 0.75),
+            (0.5, 0.5),
+            (0.5, 0.75),
+        ):
+            put(
+                f"files + outermost definitions, best share {share}, files {file_share}",
+                _spans(
+                    rank_regions(
+                        regions,
+                        rows,
+                        scores,
+                        vector,
+                        K,
+                        share,
+                        "all",
+                        ("file", "definition"),
+                        True,
+                        file_share,
+                    )
+                ),
+            )
+        shipped, files = answer_regions(
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K)
+        )
+        put("regions (hsc defaults)", _spans(shipped))
+        put("files (hsc defaults)", _spans(files))
+    return out
+
+
+def score_regions(prepared: Prepared, rankings: dict[str, list[list[Span]]]) -> list[dict[str, Any]]:
+    """One row per system: strict and lenient region hit@1/@10, file hit@1/@10 (the first span in
+    the target's file), and paired intervals of strict hit@10 against the leaves and the baseline."""
+    ranks: dict[str, dict[str, list[int | None]]] = {}
+    for name, per_query in rankings.items():
+        strict, lenient, files = [], [], []
+        for target, spans in zip(prepared.targets, per_query):
+            strict.append(first_hit([strict_hit(target, s) for s in spans]))
+            lenient.append(first_hit([holds(target, s) for s in spans]))
+            files.append(first_hit([s[0] == target.path and s[1] is not None for s in spans]))
+        ranks[name] = {"strict": strict, "holds": lenient, "file": files}
+    rows = []
+    for name, found in ranks.items():
+        row: dict[str, Any] = {"system": name}
+        for metric, values in found.items():
+            row[f"{metric}_at_1"] = round(recall_at(values, 1), 4)
+            row[f"{metric}_at_10"] = round(recall_at(values, K), 4)
+        for label, other in (("vs_leaves", LEAVES), ("vs_baseline", BASELINE)):
+            if other in ranks and other != name:
+                paired = paired_bootstrap(ranks[other]["strict"], found["strict"], K)
+                row[f"strict_{label}"] = paired[f"recall_at_{K}"]
+                row[f"strict_{label}_ci"] = paired[f"recall_at_{K}_ci"]
+        row["strict_ranks"] = found["strict"]
+        row["file_ranks"] = found["file"]
+        rows.append(row)
+    return rows
+
+
+REGION_COLUMNS = (
+    "system",
+    "strict_at_1",
+    "strict_at_10",
+    "holds_at_10",
+    "file_at_1",
+    "file_at_10",
+    "strict_vs_baseline",
+    "strict_vs_baseline_ci",
+)
+
+
+def format_regions(rows: list[dict[str, Any]]) -> str:
+    """The region table as Markdown."""
+    lines = ["| " + " | ".join(REGION_COLUMNS) + " |", "|" + "---|" * len(REGION_COLUMNS)]
+    for row in rows:
+        cells = []
+        for column in REGION_COLUMNS:
+            value = row.get(column)
+            if isinstance(value, list):
+                cells.append(f"[{value[0]:+.3f}, {value[1]:+.3f}]")
+            elif isinstance(value, float):
+                cells.append(f"{value:+.3f}" if column.startswith("strict_vs") else f"{value:.3f}")
+            else:
+                cells.append("-" if value is None else str(value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,335 @@
+"""Answers above the leaves: ranked regions (folders, files, definitions, groups) and ranked files.
+
+A repository's leaves are in document order (files sorted by path, leaves by position), so every
+region is a contiguous run of leaf rows: a folder's files, a file's leaves, the leaves a
+definition's lines overlap, a group's leaves. Each region gets one pooled vector, made once
+when its table is built (the re-normalised mean of its leaves; no query pools anything).
+
+A query's regions are scored from its leaf ranking: the best ``region_candidates`` leaves and
+their scores (hybrid: cosine fused with BM25). A region holding one of them scores
+``best_share`` x its best leaf's score + (1 - ``best_share``) x its pooled vector's cosine, so a
+level wins where its own vector fits the question better than a single leaf does. Files are
+ranked the same way, every file's pooled vector scored (files are few beside leaves). The
+share and the rest were chosen with ``bench quality --query-kind class|module|docstring``
+(docs/hierarchy.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from hsc.model import Definition, common_scope
+from hsc.params import REGION_NESTING, Parameters
+from hsc.search.two_stage import top_k
+
+LEVELS = ("folder", "file", "definition", "group")
+FOLDER, FILE, DEFINITION, GROUP = range(4)
+# Definitions that are not regions of their own: the file's description (the file is one).
+NOT_REGIONS = frozenset({"file"})
+
+
+@dataclass(frozen=True)
+class Region:
+    """One ranked answer above the leaves (a folder's lines are None)."""
+
+    level: str  # one of LEVELS
+    path: str
+    start_line: int | None
+    end_line: int | None
+    name: str
+    score: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "name": self.name,
+            "score": round(self.score, 4),
+        }
+
+
+@dataclass(frozen=True)
+class RegionTable:
+    """Every region of one leaf table as parallel arrays; ``lo``..``hi`` (exclusive) its leaf rows."""
+
+    levels: np.ndarray  # int8, index into LEVELS
+    paths: list[str]
+    names: list[str]
+    start_lines: np.ndarray  # int64 (0 for a folder)
+    end_lines: np.ndarray  # int64 (0 for a folder)
+    lo: np.ndarray  # int64
+    hi: np.ndarray  # int64
+    vectors: np.ndarray  # float32 (regions, dim), L2-normalised
+    outermost: np.ndarray  # bool: a definition inside no other definition of its file (others: True)
+
+    def __len__(self) -> int:
+        return len(self.levels)
+
+    @cached_property
+    def leaf_regions(self) -> tuple[np.ndarray, np.ndarray]:
+        """(indptr, regions): the regions holding leaf row r are ``regions[indptr[r]:indptr[r + 1]]``."""
+        leaves = int(self.hi.max()) if len(self) else 0
+        lengths = self.hi - self.lo
+        region_of = np.repeat(np.arange(len(self), dtype=np.int64), lengths)
+        row_of = np.repeat(self.lo - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        order = np.argsort(row_of, kind="stable")
+        indptr = np.searchsorted(row_of[order], np.arange(leaves + 1))
+        return indptr.astype(np.int64), region_of[order]
+
+    @cached_property
+    def files(self) -> np.ndarray:
+        """The rows of the file regions, in path order."""
+        return np.flatnonzero(self.levels == FILE)
+
+    @cached_property
+    def file_vectors(self) -> np.ndarray:
+        """The file regions' vectors, one contiguous block: every query scores them all."""
+        return np.ascontiguousarray(self.vectors[self.files])
+
+    def region(self, row: int, score: float) -> Region:
+        folder = self.levels[row] == FOLDER
+        return Region(
+            LEVELS[int(self.levels[row])],
+            self.paths[row],
+            None if folder else int(self.start_lines[row]),
+            None if folder else int(self.end_lines[row]),
+            self.names[row],
+            float(score),
+        )
+
+
+def _runs(starts: list[int], ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+
+
+def pool_runs(vectors: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The re-normalised mean of the rows ``lo[i]``..``hi[i]`` (exclusive) of ``vectors``, for runs
+    that may nest or overlap: one sparse product, as :func:`hsc.hierarchy.groups.mean_pool`."""
+    from scipy import sparse
+
+    dim = vectors.shape[1] if vectors.ndim == 2 else 1
+    if not len(lo):
+        return np.zeros((0, dim), dtype=np.float32)
+    lengths = hi - lo
+    region_of = np.repeat(np.arange(len(lo)), lengths)
+    row_of = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+    membership = sparse.csr_matrix(
+        (np.ones(len(row_of), dtype=np.float32), (region_of, row_of)), shape=(len(lo), len(vectors))
+    )
+    sums = np.asarray(membership @ vectors, dtype=np.float32)
+    return sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
+
+
+def build_regions(
+    table: Any,
+    definitions: dict[str, list[Definition]],
+    group_starts: np.ndarray | None = None,
+    group_ends: np.ndarray | None = None,
+) -> RegionTable:
+    """The regions of a :class:`hsc.hierarchy.groups.LeafTable`: its folders, files, the stored
+    definitions of its files (by path, as :meth:`hsc.store.Store.definitions` gives them) and,
+    when given, the hierarchy's groups (leaf-row runs)."""
+    levels: list[int] = []
+    paths: list[str] = []
+    names: list[str] = []
+    first: list[int] = []
+    last: list[int] = []
+    lo: list[int] = []
+    hi: list[int] = []
+
+    def add(level: int, path: str, name: str, lines: tuple[int, int], rows: tuple[int, int]) -> None:
+        levels.append(level)
+        paths.append(path)
+        names.append(name)
+        first.append(lines[0])
+        last.append(lines[1])
+        lo.append(rows[0])
+        hi.append(rows[1])
+
+    n = len(table)
+    file_index = np.asarray(table.file_index)
+    file_starts = np.searchsorted(file_index, np.arange(len(table.paths)), side="left")
+    file_ends = np.searchsorted(file_index, np.arange(len(table.paths)), side="right")
+    folders: dict[str, list[int]] = {}
+    for number, path in enumerate(table.paths):
+        start, end = int(file_starts[number]), int(file_ends[number])
+        if start == end:
+            continue
+        starts, ends = table.start_lines[start:end], table.end_lines[start:end]
+        add(FILE, path, path.rsplit("/", 1)[-1], (1, int(ends.max())), (start, end))
+        parts = path.split("/")[:-1]
+        for depth in range(1, len(parts) + 1):
+            span = folders.setdefault("/".join(parts[:depth]), [start, end])
+            span[0], span[1] = min(span[0], start), max(span[1], end)
+        for definition in definitions.get(path, []):
+            if definition.kind in NOT_REGIONS:
+                continue
+            # The leaves the definition's lines overlap (a definition inside one leaf: that leaf).
+            a = start + int(np.searchsorted(ends, definition.start_line, side="left"))
+            b = start + int(np.searchsorted(starts, definition.end_line, side="right"))
+            if a < b:
+                add(DEFINITION, path, definition.scope, (definition.start_line, definition.end_line), (a, b))
+    for folder, (start, end) in sorted(folders.items()):
+        add(FOLDER, folder, folder + "/", (0, 0), (start, end))
+    if group_starts is not None and group_ends is not None:
+        for start, end in zip(group_starts.tolist(), group_ends.tolist()):
+            path = table.paths[int(file_index[start])]
+            lines = (int(table.start_lines[start]), int(table.end_lines[start:end].max()))
+            add(GROUP, path, common_scope(table.scopes[start:end]), lines, (start, end))
+    lo_array, hi_array = _runs(lo, hi)
+    outermost = np.ones(len(levels), dtype=bool)
+    last_outer: tuple[str, int] = ("", -1)  # path and last line of the latest outermost definition
+    for region, level in enumerate(levels):
+        if level == DEFINITION:  # a file's definitions come in line order, outer before inner
+            if paths[region] == last_outer[0] and last[region] <= last_outer[1]:
+                outermost[region] = False
+            else:
+                last_outer = (paths[region], last[region])
+    vectors = pool_runs(table.vectors, lo_array, hi_array) if n else np.zeros((0, 1), np.float32)
+    return RegionTable(
+        np.asarray(levels, dtype=np.int8),
+        paths,
+        names,
+        np.asarray(first, dtype=np.int64),
+        np.asarray(last, dtype=np.int64),
+        lo_array,
+        hi_array,
+        vectors,
+        outermost,
+    )
+
+
+def _best_per_region(regions: RegionTable, rows: np.ndarray, scores: np.ndarray) -> dict[int, float]:
+    """Region -> the best score among the candidate leaves ``rows`` it holds."""
+    indptr, held = regions.leaf_regions
+    known = rows < len(indptr) - 1
+    rows, scores = rows[known], scores[known]
+    starts, counts = indptr[rows], indptr[rows + 1] - indptr[rows]
+    if not counts.sum():
+        return {}
+    run_starts = np.cumsum(counts) - counts
+    picked = np.repeat(starts - run_starts, counts) + np.arange(int(counts.sum()))
+    region_ids, pair_scores = held[picked], np.repeat(scores, counts)
+    order = np.lexsort((-pair_scores, region_ids))
+    region_ids, pair_scores = region_ids[order], pair_scores[order]
+    keep = np.concatenate(([True], region_ids[1:] != region_ids[:-1]))
+    return dict(zip(region_ids[keep].tolist(), pair_scores[keep].tolist()))
+
+
+def _holds(regions: RegionTable, a: int, b: int) -> bool:
+    """Whether one of the two regions holds the other (same leaves' run inside the other's)."""
+    if regions.levels[a] != FOLDER and regions.levels[b] != FOLDER and regions.paths[a] != regions.paths[b]:
+        return False
+    a_in_b = regions.lo[b] <= regions.lo[a] and regions.hi[a] <= regions.hi[b]
+    b_in_a = regions.lo[a] <= regions.lo[b] and regions.hi[b] <= regions.hi[a]
+    return bool(a_in_b or b_in_a)
+
+
+def rank_regions(
+    regions: RegionTable,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    query: np.ndarray,
+    count: int,
+    best_share: float,
+    nesting: str = "separate",
+    levels: tuple[str, ...] = LEVELS,
+    outermost_only: bool = False,
+    file_best_share: float | None = None,
+) -> list[Region]:
+    """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
+    (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
+    the rest x its pooled vector's cosine with ``query``; ``nesting`` as :data:`REGION_NESTING`;
+    ``outermost_only``: definitions inside another definition are left out. Of equal scores the
+    region with more leaves comes first (a method's best leaf is its class's too).
+    ``file_best_share``: the share for files (default: ``best_share``)."""
+    if nesting not in REGION_NESTING:
+        raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
+    best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
+    wanted = {LEVELS.index(level) for level in levels}
+    ids = np.array(
+        [
+            r
+            for r in best
+            if int(regions.levels[r]) in wanted and (regions.outermost[r] or not outermost_only)
+        ],
+        dtype=np.int64,
+    )
+    if not len(ids):
+        return []
+    pooled = regions.vectors[ids] @ query.astype(regions.vectors.dtype)
+    share = np.full(len(ids), best_share)
+    if file_best_share is not None:
+        share[regions.levels[ids] == FILE] = file_best_share
+    fused = share * np.array([best[int(r)] for r in ids]) + (1 - share) * pooled
+    order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
+    chosen: list[int] = []
+    out: list[Region] = []
+    for place in order.tolist():
+        region = int(ids[place])
+        if nesting == "separate" and any(_holds(regions, region, other) for other in chosen):
+            continue
+        chosen.append(region)
+        out.append(regions.region(region, float(fused[place])))
+        if len(out) >= count:
+            break
+    return out
+
+
+def rank_files(
+    regions: RegionTable,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    query: np.ndarray,
+    count: int,
+    best_share: float,
+) -> list[Region]:
+    """Every file ranked by ``best_share`` x its best candidate leaf's score (0 without one) + the
+    rest x its pooled vector's cosine with ``query``."""
+    files = regions.files
+    if not len(files):
+        return []
+    best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
+    held = np.fromiter(best, dtype=np.int64, count=len(best))
+    leaf_scores = np.fromiter(best.values(), dtype=np.float64, count=len(best))
+    places = np.searchsorted(files, held)
+    is_file = (places < len(files)) & (files[np.minimum(places, len(files) - 1)] == held)
+    leaf_part = np.zeros(len(files))
+    leaf_part[places[is_file]] = leaf_scores[is_file]
+    pooled = regions.file_vectors @ query.astype(regions.file_vectors.dtype)
+    fused = best_share * leaf_part + (1 - best_share) * pooled
+    order = top_k(fused, count)
+    return [regions.region(int(files[i]), float(fused[i])) for i in order]
+
+
+def answer_regions(
+    regions: RegionTable, rows: np.ndarray, scores: np.ndarray, query: np.ndarray, params: Parameters
+) -> tuple[list[Region], list[Region]]:
+    """A query's regions and files as :meth:`hsc.api.Index.query` gives them with ``params``: the
+    regions of ``region_levels`` its candidate leaves fall in, and every file ranked. When the
+    candidates give fewer than ``region_count`` regions (a small index, a narrow stage 1), the best
+    files not yet listed fill the list, so it is as long as the index allows."""
+    files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
+    found = rank_regions(
+        regions,
+        rows,
+        scores,
+        query,
+        params.region_count,
+        params.region_best_share,
+        params.region_nesting,
+        tuple(params.region_levels.split("+")),
+        params.region_definitions == "outermost",
+        params.file_best_share,
+    )
+    if len(found) < params.region_count and "file" in params.region_levels:
+        listed = {(r.level, r.path) for r in found}
+        extra = [f for f in files if ("file", f.path) not in listed]
+        found = sorted(found + extra[: params.region_count - len(found)], key=lambda r: -r.score)
+    return found, files
