@@ -1,0 +1,340 @@
+"""``python -m hsc bench localize --git PATH``: find the code a change needs, as a coding agent asks.
+
+Each question is a commit of a repository's history (:mod:`hsc.quality.history`): the query is
+its subject, the corpus the whole tree at its parent (docs, tests and all, as an agent sees it),
+indexed incrementally into one database per repository (the vector cache makes the next parent
+cheap), and the gold the functions the commit changed, read from the parent's definitions as the
+chunker stored them. Every system answers the same questions:
+
+- ``hsc``: :meth:`hsc.api.Index.query` at the parameters (``--set`` changes them);
+- ``flat``: dense cosine over every leaf, no BM25 (``mode="flat"``);
+- ``bm25-leaves``: BM25 over hsc's leaves alone (its FTS5 table, every query term);
+- ``bm25-files``: BM25 over whole files (files only), the peer of a file ranking.
+
+Measured: function hit@k (a leaf overlapping a changed function in the top k), file hit@k (a file
+holding one, through :func:`file_order`), and pack coverage (a changed function whole in the
+2,048-token :meth:`~hsc.api.Index.context` pack), each paired against the others.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hsc.chunk.roles import file_role
+from hsc.quality.history import (
+    Commit,
+    Gold,
+    commit_changes,
+    draw,
+    git,
+    git_dir_of,
+    gold_definitions,
+    history,
+    write_tree,
+)
+from hsc.quality.metrics import first_hit, paired_bootstrap
+from hsc.search.context import ContextPack
+from hsc.search.lexical import match_expression, term_text
+from hsc.search.results import QueryResponse
+
+K = 10
+PACK_BUDGET = 2048
+# Leaves a query returns, so that its first K distinct files are there to rank.
+RANKED_LEAVES = 60
+# The newest usable commits a draw is made from (older parents are further apart to index).
+SPAN = 400
+SYSTEMS = ("hsc", "flat", "bm25-leaves", "bm25-files")
+Report = Callable[[str], None]
+
+
+def file_order(response: QueryResponse) -> list[str]:
+    """The files a query answers with, best first: the order of each file's best leaf.
+    The one place the benchmark reads a file ranking from a response."""
+    return list(dict.fromkeys(result.path for result in response.results))
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One system's answer to one question: (path, first line, last line) of its ranked leaves and
+    its ranked files."""
+
+    leaves: list[tuple[str, int, int]]
+    files: list[str]
+
+
+def function_rank(answer: Answer, gold: Gold) -> int | None:
+    """1-based rank of the first leaf overlapping a changed function (None: not in the top K)."""
+    hits = [
+        any(p == path and s <= end and e >= start for p, start, end, _ in gold.functions)
+        for path, s, e in answer.leaves[:K]
+    ]
+    return first_hit(hits)
+
+
+def file_rank(answer: Answer, gold: Gold) -> int | None:
+    return first_hit([path in gold.files for path in answer.files[:K]])
+
+
+def pack_holds(pack: ContextPack, gold: Gold) -> bool:
+    """Whether some changed function's every line is in the pack as code (an outline is not)."""
+    shown: dict[str, set[int]] = {}
+    for span in pack.spans:
+        if span.role != "outline":
+            shown.setdefault(span.path, set()).update(range(span.start_line, span.end_line + 1))
+    return any(set(range(s, e + 1)) <= shown.get(p, set()) for p, s, e, _ in gold.functions)
+
+
+class FileBM25:
+    """BM25 over whole files, in an in-memory SQLite FTS5 table of their identifier-split terms
+    (the same terms hsc's leaves are matched by)."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute("CREATE VIRTUAL TABLE files USING fts5(path UNINDEXED, terms)")
+        self.conn.executemany(
+            "INSERT INTO files (path, terms) VALUES (?, ?)",
+            [(path, term_text(text)) for path, text in files.items()],
+        )
+
+    def search(self, text: str, limit: int = K) -> list[str]:
+        match = match_expression(text)
+        if not match:
+            return []
+        rows = self.conn.execute(
+            "SELECT path FROM files WHERE files MATCH ? ORDER BY bm25(files) LIMIT ?", (match, limit)
+        )
+        return [str(row[0]) for row in rows]
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _hsc_answer(index: Any, text: str, overrides: dict[str, Any], mode: str | None = None) -> Answer:
+    response = index.query(
+        text, params={**overrides, "leaf_level_top_k": RANKED_LEAVES}, record=False, compare=False, mode=mode
+    )
+    return Answer([(r.path, r.start_line, r.end_line) for r in response.results], file_order(response))
+
+
+def _bm25_leaves(index: Any, repository_id: int, text: str) -> Answer:
+    from hsc.params import Parameters
+
+    found = index.store.lexical_search(
+        repository_id, match_expression(text), RANKED_LEAVES, Parameters().lexical_name_weight
+    )
+    rows = index.store.leaves_by_id([leaf_id for leaf_id, _ in found])
+    leaves = [(rows[i]["path"], rows[i]["start_line"], rows[i]["end_line"]) for i, _ in found if i in rows]
+    return Answer(leaves, list(dict.fromkeys(path for path, _, _ in leaves)))
+
+
+def _indexed_texts(index: Any, repository_id: int, folder: Path) -> dict[str, str]:
+    out = {}
+    for row in index.store.files(repository_id):
+        if row["status"] == "indexed":
+            out[row["path"]] = (folder / row["path"]).read_text("utf-8", errors="replace")
+    return out
+
+
+def ask(
+    index: Any, repository_id: int, folder: Path, commit: Commit, gold: Gold, overrides: dict[str, Any]
+) -> dict[str, Any]:
+    """Every system's ranks for one question, the top result's role, and whether packs hold a
+    changed function."""
+    text = commit.subject
+    answers = {"hsc": _hsc_answer(index, text, overrides), "flat": _hsc_answer(index, text, {}, "flat")}
+    answers["bm25-leaves"] = _bm25_leaves(index, repository_id, text)
+    files = FileBM25(_indexed_texts(index, repository_id, folder))
+    try:
+        answers["bm25-files"] = Answer([], files.search(text))
+    finally:
+        files.close()
+    row: dict[str, Any] = {
+        "commit": commit.sha[:12],
+        "subject": text,
+        "gold": [f"{path}:{start}-{end} {scope}" for path, start, end, scope in gold.functions],
+        "function_rank": {
+            name: function_rank(a, gold) for name, a in answers.items() if name != "bm25-files"
+        },
+        "file_rank": {name: file_rank(a, gold) for name, a in answers.items()},
+        "top_role": {
+            name: file_role(a.leaves[0][0]) if a.leaves else None
+            for name, a in answers.items()
+            if name != "bm25-files"
+        },
+        "top": {name: (a.files[:1] or [None])[0] for name, a in answers.items()},
+    }
+    row["pack"] = {
+        "hsc": pack_holds(index.context(text, PACK_BUDGET, **overrides), gold),
+        "flat": pack_holds(index.context(text, PACK_BUDGET, mode="flat"), gold),
+    }
+    return row
+
+
+def run_repository(
+    path: Path,
+    commits: int,
+    seed: int,
+    out: Path,
+    overrides: dict[str, Any],
+    report: Report,
+    span: int = SPAN,
+) -> dict[str, Any]:
+    """Every question drawn from one repository's history, answered (see the module's doc)."""
+    from hsc import Index
+
+    git_dir = git_dir_of(path)
+    name = (path.name if path.name not in (".git", "repo") else path.parent.name) or "repository"
+    drawn = draw(history(git_dir), commits, seed, span)
+    if not drawn:
+        raise ValueError(
+            f"no usable commit in {path} (merges, version bumps and docs/test-only changes left out)"
+        )
+    folder = out / name / "tree"
+    rows, skipped = [], []
+    started = time.perf_counter()
+    with Index.open(out / name / "index.db") as index:
+        for number, commit in enumerate(drawn, start=1):
+            began = time.perf_counter()
+            write_tree(git_dir, commit.parent, folder)
+            indexed = index.index(folder)
+            index_seconds = time.perf_counter() - began
+            repository_id = indexed.repository_id
+            changes = commit_changes(git_dir, commit)
+            facts = index.store.files_facts(repository_id, sorted(changes))
+            gold = gold_definitions(changes, {path: found[1] for path, found in facts.items()})
+            if not gold.functions:
+                skipped.append(commit.sha[:12])
+                continue
+            began = time.perf_counter()
+            rows.append(ask(index, repository_id, folder, commit, gold, overrides))
+            hit = rows[-1]["function_rank"]["hsc"]
+            report(
+                f"{name} {number}/{len(drawn)} {commit.sha[:10]} (index {index_seconds:.1f} s, asked "
+                f"{time.perf_counter() - began:.1f} s) rank {hit}: {commit.subject[:60]}"
+            )
+    return {
+        "repository": name,
+        "head": str(git(git_dir, "rev-parse", "HEAD")).strip()[:12],
+        "commits_drawn": len(drawn),
+        "skipped_no_function": skipped,
+        "first": drawn[0].sha[:12],
+        "last": drawn[-1].sha[:12],
+        "seconds": round(time.perf_counter() - started, 1),
+        "questions": rows,
+    }
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Hit rates per system, and the paired differences that matter, over ``rows``."""
+    n = max(len(rows), 1)
+
+    def rate(ranks: list[int | None], k: int) -> float:
+        return round(sum(1 for r in ranks if r is not None and r <= k) / n, 4)
+
+    table = {}
+    for system in SYSTEMS:
+        function = [row["function_rank"].get(system) for row in rows]
+        files = [row["file_rank"][system] for row in rows]
+        entry: dict[str, Any] = {}
+        if system != "bm25-files":
+            entry.update({f"function_hit_at_{k}": rate(function, k) for k in (1, 5, 10)})
+            roles = [row["top_role"][system] for row in rows]
+            entry["top_is_code"] = round(sum(1 for r in roles if r == "code") / n, 4)
+        entry.update({f"file_hit_at_{k}": rate(files, k) for k in (1, 5, 10)})
+        if system in ("hsc", "flat"):
+            entry["pack_holds_function"] = round(sum(row["pack"][system] for row in rows) / n, 4)
+        table[system] = entry
+    paired = {}
+    for other in ("flat", "bm25-leaves"):
+        paired[f"function hsc - {other}"] = _paired(rows, "function_rank", "hsc", other)
+    for other in ("bm25-files", "bm25-leaves"):
+        paired[f"file hsc - {other}"] = _paired(rows, "file_rank", "hsc", other)
+    return {"questions": len(rows), "systems": table, "paired": paired}
+
+
+def _paired(rows: list[dict[str, Any]], key: str, a: str, b: str) -> dict[str, Any]:
+    """Hit@10 and hit@1 of ``a`` minus ``b`` with 95 % bootstrap intervals, and an exact McNemar
+    test of hit@10 (the questions only one of them answers)."""
+    from scipy.stats import binomtest
+
+    first = [row[key][b] for row in rows]
+    second = [row[key][a] for row in rows]
+    out = {
+        "at_10": paired_bootstrap(first, second, k=10)["recall_at_10"],
+        "at_10_ci": paired_bootstrap(first, second, k=10)["recall_at_10_ci"],
+        "at_1": paired_bootstrap(first, second, k=1)["recall_at_1"],
+        "at_1_ci": paired_bootstrap(first, second, k=1)["recall_at_1_ci"],
+    }
+    only_a = sum(
+        1 for x, y in zip(first, second) if (y is not None and y <= K) and not (x is not None and x <= K)
+    )
+    only_b = sum(
+        1 for x, y in zip(first, second) if (x is not None and x <= K) and not (y is not None and y <= K)
+    )
+    out["only_" + a], out["only_" + b] = only_a, only_b
+    out["p_at_10"] = round(float(binomtest(only_a, only_a + only_b).pvalue), 4) if only_a + only_b else 1.0
+    return out
+
+
+def bench_localize(
+    paths: list[Path],
+    commits: int,
+    seed: int,
+    out: Path,
+    overrides: dict[str, str] | None = None,
+    report: Report = print,
+    span: int = SPAN,
+) -> dict[str, Any]:
+    """The benchmark over each repository in ``paths`` (see the module's doc), pooled and per
+    repository; written to ``out/localize.json`` too."""
+    from hsc.params import query_overrides
+
+    values = query_overrides(dict(overrides or {}))  # the query's own parameters, checked before any work
+    repositories = [run_repository(p, commits, seed, out, values, report, span) for p in paths]
+    pooled = [row for r in repositories for row in r["questions"]]
+    result = {
+        "suite": "localize",
+        "commits": commits,
+        "seed": seed,
+        "span": span,
+        "set": dict(overrides or {}),
+        "all": summarise(pooled),
+        "repositories": [
+            {**{k: v for k, v in r.items()}, "summary": summarise(r["questions"])} for r in repositories
+        ],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "localize.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def format_localize(result: dict[str, Any]) -> str:
+    """The tables: per system, pooled and per repository; then the paired differences."""
+    lines = []
+    sections = [("all", result["all"])] + [(r["repository"], r["summary"]) for r in result["repositories"]]
+    columns = (
+        "function_hit_at_1",
+        "function_hit_at_10",
+        "file_hit_at_1",
+        "file_hit_at_10",
+        "pack_holds_function",
+        "top_is_code",
+    )
+    for name, summary in sections:
+        lines.append(f"{name}: {summary['questions']} questions")
+        lines.append("  system        " + "  ".join(f"{c:>19}" for c in columns))
+        for system, entry in summary["systems"].items():
+            cells = "  ".join(f"{entry[c]:>19.3f}" if c in entry else f"{'':>19}" for c in columns)
+            lines.append(f"  {system:<12}  {cells}")
+    for label, p in result["all"]["paired"].items():
+        lines.append(
+            f"{label}: hit@10 {p['at_10']:+.3f} {p['at_10_ci']}, hit@1 {p['at_1']:+.3f} {p['at_1_ci']}, "
+            f"p(hit@10) {p['p_at_10']}"
+        )
+    return "\n".join(lines)
