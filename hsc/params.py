@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hsc.chunk.roles import parse_roles
+
 
 def _p(
     default: Any,
@@ -246,6 +248,17 @@ class Parameters:
         minimum=0.01,
         maximum=1.0,
     )
+    # Measured with `bench localize` (docs/agents.md): the code a change needs is code, and docs,
+    # changelogs and tests that near-quote a commit's subject outrank it when every file is searched.
+    tool_roles: str = _p(
+        "code",
+        "Agents' tools (MCP search_code and get_context, the LangChain and LlamaIndex retrievers) search "
+        "the files of these roles (comma-separated: code, test, docs, changelog, example, config, "
+        "generated; hsc.chunk.roles) unless the caller names roles; a repository with no such file is "
+        "searched whole. '' = every file (the seed's). Index.query and the command line search every "
+        "file unless given roles.",
+        "query",
+    )
     retrieval_mode: str = _p(
         "hybrid",
         "How a query is answered when no mode is given: 'hybrid' = the two stages with BM25 candidates "
@@ -304,6 +317,10 @@ class Parameters:
 
     def __post_init__(self) -> None:
         check_fields(self)
+        try:
+            parse_roles(self.tool_roles)
+        except ValueError as error:
+            raise SettingError("tool_roles", f"tool_roles: {error}") from None
         if self.maximum_chunk_token_length < self.minimum_chunk_token_length:
             raise SettingError(
                 "maximum_chunk_token_length",

@@ -6,7 +6,8 @@ indexed incrementally into one database per repository (the vector cache makes t
 cheap), and the gold the functions the commit changed, read from the parent's definitions as the
 chunker stored them. Every system answers the same questions:
 
-- ``hsc``: :meth:`hsc.api.Index.query` at the parameters (``--set`` changes them);
+- ``hsc``: :meth:`hsc.api.Index.query` as an agent's tools call it, at the parameters (``--set``
+  changes them; ``--set tool_roles=`` searches every file, as hsc did before roles);
 - ``flat``: dense cosine over every leaf, no BM25 (``mode="flat"``);
 - ``bm25-leaves``: BM25 over hsc's leaves alone (its FTS5 table, every query term);
 - ``bm25-files``: BM25 over whole files (files only), the peer of a file ranking.
@@ -115,9 +116,16 @@ class FileBM25:
         self.conn.close()
 
 
-def _hsc_answer(index: Any, text: str, overrides: dict[str, Any], mode: str | None = None) -> Answer:
+def _hsc_answer(
+    index: Any, text: str, overrides: dict[str, Any], mode: str | None = None, roles: Any = None
+) -> Answer:
     response = index.query(
-        text, params={**overrides, "leaf_level_top_k": RANKED_LEAVES}, record=False, compare=False, mode=mode
+        text,
+        params={**overrides, "leaf_level_top_k": RANKED_LEAVES},
+        record=False,
+        compare=False,
+        mode=mode,
+        roles=roles,
     )
     return Answer([(r.path, r.start_line, r.end_line) for r in response.results], file_order(response))
 
@@ -146,8 +154,15 @@ def ask(
 ) -> dict[str, Any]:
     """Every system's ranks for one question, the top result's role, and whether packs hold a
     changed function."""
+    from hsc.params import Parameters, with_values
+
     text = commit.subject
-    answers = {"hsc": _hsc_answer(index, text, overrides), "flat": _hsc_answer(index, text, {}, "flat")}
+    # As an agent's tools ask (hsc.integrations.tools): the files of the parameters' tool_roles.
+    roles = index.tool_roles(None, repository_id, with_values(Parameters(), overrides))
+    answers = {
+        "hsc": _hsc_answer(index, text, overrides, roles=roles),
+        "flat": _hsc_answer(index, text, {}, "flat"),
+    }
     answers["bm25-leaves"] = _bm25_leaves(index, repository_id, text)
     files = FileBM25(_indexed_texts(index, repository_id, folder))
     try:
@@ -170,7 +185,7 @@ def ask(
         "top": {name: (a.files[:1] or [None])[0] for name, a in answers.items()},
     }
     row["pack"] = {
-        "hsc": pack_holds(index.context(text, PACK_BUDGET, **overrides), gold),
+        "hsc": pack_holds(index.context(text, PACK_BUDGET, roles=roles, **overrides), gold),
         "flat": pack_holds(index.context(text, PACK_BUDGET, mode="flat"), gold),
     }
     return row

@@ -59,7 +59,6 @@ _CONFIG_NAMES = frozenset(
         "tox.ini",
         "noxfile.py",
         "setup.py",
-        "conftest.py",
         "manifest.in",
         ".gitignore",
         ".gitattributes",
@@ -118,3 +117,8 @@ def parse_roles(text: str | None) -> tuple[str, ...] | None:
     if unknown:
         raise ValueError(f"unknown role {unknown[0]!r}; choose from {', '.join(ROLES)}")
     return wanted or None
+
+
+def check_roles(roles: tuple[str, ...] | list[str] | None) -> tuple[str, ...] | None:
+    """Roles given as a sequence, checked (None or empty: every role)."""
+    return parse_roles(",".join(roles)) if roles else None

@@ -79,6 +79,9 @@ class HscRetriever(BaseRetriever):
     repository_id: int | None = None
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
+    # Files of these roles only (comma-separated, hsc.chunk.roles; "all": every file); None: the
+    # hierarchy's tool_roles (code), or every file of a repository without code.
+    roles: str | None = None
 
     @field_validator("mode")
     @classmethod
@@ -90,6 +93,11 @@ class HscRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+        repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+        roles = self.index.tool_roles(
+            self.roles, repository_id, self.index.hierarchy_parameters(hierarchy_id)
+        )
         if self.budget_tokens is not None:
             return pack_documents(
                 self.index.context(
@@ -97,10 +105,10 @@ class HscRetriever(BaseRetriever):
                     self.budget_tokens,
                     self.mode,
                     repository_id=self.repository_id,
-                    hierarchy_id=self.hierarchy_id,
+                    hierarchy_id=hierarchy_id,
+                    roles=roles,
                 )
             )
-        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
         response = self.index.query(
             query,
@@ -109,6 +117,7 @@ class HscRetriever(BaseRetriever):
             mode=self.mode,
             record=False,
             compare=False,
+            roles=roles,
         )
         return [result_document(result, response.mode) for result in response.results]
 

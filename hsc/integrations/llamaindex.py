@@ -259,7 +259,10 @@ class HscRetriever(BaseRetriever):
 
     Context mode: with ``budget_tokens`` set, the nodes are the spans of
     :meth:`hsc.Index.context` at that budget (``k`` does not apply), ids
-    ``path:start-end``, ``role`` and ``reason`` in each one's metadata."""
+    ``path:start-end``, ``role`` and ``reason`` in each one's metadata.
+
+    ``roles``: files of these roles only (comma-separated, :mod:`hsc.chunk.roles`; "all": every
+    file); None: the hierarchy's ``tool_roles`` (code), or every file of a repository without code."""
 
     def __init__(
         self,
@@ -269,6 +272,7 @@ class HscRetriever(BaseRetriever):
         repository_id: int | None = None,
         hierarchy_id: int | None = None,
         budget_tokens: int | None = None,
+        roles: str | None = None,
         **kwargs: Any,
     ) -> None:
         if mode is not None and mode not in RETRIEVAL_MODES:
@@ -278,9 +282,14 @@ class HscRetriever(BaseRetriever):
         super().__init__(**kwargs)
         self.index, self.mode, self.k = index, mode, k
         self.repository_id, self.hierarchy_id = repository_id, hierarchy_id
-        self.budget_tokens = budget_tokens
+        self.budget_tokens, self.roles = budget_tokens, roles
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+        repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+        roles = self.index.tool_roles(
+            self.roles, repository_id, self.index.hierarchy_parameters(hierarchy_id)
+        )
         if self.budget_tokens is not None:
             return pack_nodes(
                 self.index.context(
@@ -288,10 +297,10 @@ class HscRetriever(BaseRetriever):
                     self.budget_tokens,
                     self.mode,
                     repository_id=self.repository_id,
-                    hierarchy_id=self.hierarchy_id,
+                    hierarchy_id=hierarchy_id,
+                    roles=roles,
                 )
             )
-        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides = {} if self.k is None else {"leaf_level_top_k": self.k}
         response = self.index.query(
             query_bundle.query_str,
@@ -300,6 +309,7 @@ class HscRetriever(BaseRetriever):
             mode=self.mode,
             record=False,
             compare=False,
+            roles=roles,
         )
         hits = []
         for result in response.results:
