@@ -248,6 +248,16 @@ class Parameters:
         minimum=0.01,
         maximum=1.0,
     )
+    exact_name_weight: float = _p(
+        0.0,
+        "Hybrid modes: a name the query writes as code (backticks, dotted, snake_case, camelCase, "
+        "name()) that a definition has (a dotted one: the end of its qualified scope) adds this to the "
+        "score of the leaf holding that definition, and its terms are kept by BM25 whatever their "
+        "share (hsc.search.names; 0 = off, the seed's).",
+        "query",
+        minimum=0.0,
+        maximum=10.0,
+    )
     # Measured with `bench localize` (docs/agents.md): the code a change needs is code, and docs,
     # changelogs and tests that near-quote a commit's subject outrank it when every file is searched.
     tool_roles: str = _p(

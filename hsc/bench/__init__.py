@@ -169,7 +169,7 @@ def _teaching(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _localize(args: argparse.Namespace) -> dict[str, Any]:
-    from hsc.bench.localize import SPAN, bench_localize
+    from hsc.bench.localize import SPAN, bench_localize, parse_variants
     from hsc.params import parse_assignments
 
     if not args.git:
@@ -182,6 +182,7 @@ def _localize(args: argparse.Namespace) -> dict[str, Any]:
         parse_assignments(args.set or []),
         report=lambda line: print(line, file=sys.stderr, flush=True),
         span=args.span or SPAN,
+        variants=parse_variants(args.variant or []),
     )
 
 
@@ -289,6 +290,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--git", action="append", metavar="PATH", help="localize: a repository with its history (repeatable)"
     )
     parser.add_argument("--commits", type=int, default=60, help="localize: commits drawn per repository")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        metavar="LABEL:NAME=VALUE[;NAME=VALUE]",
+        help="localize: one more hsc system at these query parameters, paired against hsc (repeatable)",
+    )
     parser.add_argument(
         "--span", type=int, default=None, help="localize: draw from this many newest usable commits (400)"
     )

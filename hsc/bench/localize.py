@@ -150,19 +150,26 @@ def _indexed_texts(index: Any, repository_id: int, folder: Path) -> dict[str, st
 
 
 def ask(
-    index: Any, repository_id: int, folder: Path, commit: Commit, gold: Gold, overrides: dict[str, Any]
+    index: Any,
+    repository_id: int,
+    folder: Path,
+    commit: Commit,
+    gold: Gold,
+    variants: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     """Every system's ranks for one question, the top result's role, and whether packs hold a
-    changed function."""
+    changed function. ``variants``: label -> query parameters of each hsc system ("hsc" first)."""
     from hsc.params import Parameters, with_values
 
     text = commit.subject
-    # As an agent's tools ask (hsc.integrations.tools): the files of the parameters' tool_roles.
-    roles = index.tool_roles(None, repository_id, with_values(Parameters(), overrides))
-    answers = {
-        "hsc": _hsc_answer(index, text, overrides, roles=roles),
-        "flat": _hsc_answer(index, text, {}, "flat"),
-    }
+    answers, packs = {}, {}
+    for label, values in variants.items():
+        # As an agent's tools ask (hsc.integrations.tools): the files of the parameters' tool_roles.
+        roles = index.tool_roles(None, repository_id, with_values(Parameters(), values))
+        answers[label] = _hsc_answer(index, text, values, roles=roles)
+        packs[label] = pack_holds(index.context(text, PACK_BUDGET, roles=roles, **values), gold)
+    answers["flat"] = _hsc_answer(index, text, {}, "flat")
+    packs["flat"] = pack_holds(index.context(text, PACK_BUDGET, mode="flat"), gold)
     answers["bm25-leaves"] = _bm25_leaves(index, repository_id, text)
     files = FileBM25(_indexed_texts(index, repository_id, folder))
     try:
@@ -184,10 +191,7 @@ def ask(
         },
         "top": {name: (a.files[:1] or [None])[0] for name, a in answers.items()},
     }
-    row["pack"] = {
-        "hsc": pack_holds(index.context(text, PACK_BUDGET, roles=roles, **overrides), gold),
-        "flat": pack_holds(index.context(text, PACK_BUDGET, mode="flat"), gold),
-    }
+    row["pack"] = packs
     return row
 
 
@@ -196,7 +200,7 @@ def run_repository(
     commits: int,
     seed: int,
     out: Path,
-    overrides: dict[str, Any],
+    variants: dict[str, dict[str, Any]],
     report: Report,
     span: int = SPAN,
 ) -> dict[str, Any]:
@@ -227,7 +231,7 @@ def run_repository(
                 skipped.append(commit.sha[:12])
                 continue
             began = time.perf_counter()
-            rows.append(ask(index, repository_id, folder, commit, gold, overrides))
+            rows.append(ask(index, repository_id, folder, commit, gold, variants))
             hit = rows[-1]["function_rank"]["hsc"]
             report(
                 f"{name} {number}/{len(drawn)} {commit.sha[:10]} (index {index_seconds:.1f} s, asked "
@@ -253,7 +257,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return round(sum(1 for r in ranks if r is not None and r <= k) / n, 4)
 
     table = {}
-    for system in SYSTEMS:
+    systems = list(rows[0]["file_rank"]) if rows else list(SYSTEMS)
+    for system in systems:
         function = [row["function_rank"].get(system) for row in rows]
         files = [row["file_rank"][system] for row in rows]
         entry: dict[str, Any] = {}
@@ -262,7 +267,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
             roles = [row["top_role"][system] for row in rows]
             entry["top_is_code"] = round(sum(1 for r in roles if r == "code") / n, 4)
         entry.update({f"file_hit_at_{k}": rate(files, k) for k in (1, 5, 10)})
-        if system in ("hsc", "flat"):
+        if system in (rows[0]["pack"] if rows else ()):
             entry["pack_holds_function"] = round(sum(row["pack"][system] for row in rows) / n, 4)
         table[system] = entry
     paired = {}
@@ -270,6 +275,10 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         paired[f"function hsc - {other}"] = _paired(rows, "function_rank", "hsc", other)
     for other in ("bm25-files", "bm25-leaves"):
         paired[f"file hsc - {other}"] = _paired(rows, "file_rank", "hsc", other)
+    paired["pack hsc - flat"] = _paired(rows, "pack", "hsc", "flat")
+    for variant in [name for name in (rows[0]["pack"] if rows else ()) if name not in ("hsc", "flat")]:
+        for key in ("function_rank", "file_rank", "pack"):
+            paired[f"{key.split('_')[0]} {variant} - hsc"] = _paired(rows, key, variant, "hsc")
     return {"questions": len(rows), "systems": table, "paired": paired}
 
 
@@ -278,8 +287,8 @@ def _paired(rows: list[dict[str, Any]], key: str, a: str, b: str) -> dict[str, A
     test of hit@10 (the questions only one of them answers)."""
     from scipy.stats import binomtest
 
-    first = [row[key][b] for row in rows]
-    second = [row[key][a] for row in rows]
+    first = [_as_rank(row[key][b]) for row in rows]
+    second = [_as_rank(row[key][a]) for row in rows]
     out = {
         "at_10": paired_bootstrap(first, second, k=10)["recall_at_10"],
         "at_10_ci": paired_bootstrap(first, second, k=10)["recall_at_10_ci"],
@@ -297,6 +306,13 @@ def _paired(rows: list[dict[str, Any]], key: str, a: str, b: str) -> dict[str, A
     return out
 
 
+def _as_rank(value: int | bool | None) -> int | None:
+    """A rank as it is; a pack's yes or no as rank 1 or a miss."""
+    if isinstance(value, bool):
+        return 1 if value else None
+    return value
+
+
 def bench_localize(
     paths: list[Path],
     commits: int,
@@ -305,13 +321,21 @@ def bench_localize(
     overrides: dict[str, str] | None = None,
     report: Report = print,
     span: int = SPAN,
+    variants: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The benchmark over each repository in ``paths`` (see the module's doc), pooled and per
-    repository; written to ``out/localize.json`` too."""
+    repository; written to ``out/localize.json`` too. ``variants``: more hsc systems, label ->
+    query parameters on top of ``overrides``, each paired against ``hsc``."""
     from hsc.params import query_overrides
 
-    values = query_overrides(dict(overrides or {}))  # the query's own parameters, checked before any work
-    repositories = [run_repository(p, commits, seed, out, values, report, span) for p in paths]
+    # The query's own parameters, checked before any work.
+    values = query_overrides(dict(overrides or {}))
+    systems = {"hsc": values}
+    for label, extra in (variants or {}).items():
+        if label in (*SYSTEMS, "hsc"):
+            raise ValueError(f"a variant cannot be called {label!r}: that is a system's name")
+        systems[label] = {**values, **query_overrides(dict(extra))}
+    repositories = [run_repository(p, commits, seed, out, systems, report, span) for p in paths]
     pooled = [row for r in repositories for row in r["questions"]]
     result = {
         "suite": "localize",
@@ -319,6 +343,7 @@ def bench_localize(
         "seed": seed,
         "span": span,
         "set": dict(overrides or {}),
+        "variants": {label: dict(extra) for label, extra in (variants or {}).items()},
         "all": summarise(pooled),
         "repositories": [
             {**{k: v for k, v in r.items()}, "summary": summarise(r["questions"])} for r in repositories
@@ -327,6 +352,24 @@ def bench_localize(
     out.mkdir(parents=True, exist_ok=True)
     (out / "localize.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def parse_variants(specs: list[str]) -> dict[str, dict[str, str]]:
+    """``["names:exact_name_weight=0.3;tool_roles=code,test"]`` -> {"names": {...}}; a clear error
+    for a spec without a label or a pair without ``=``."""
+    out: dict[str, dict[str, str]] = {}
+    for spec in specs:
+        label, sep, pairs = spec.partition(":")
+        if not sep or not label.strip():
+            raise ValueError(f"a variant is LABEL:NAME=VALUE[;NAME=VALUE], got {spec!r}")
+        values: dict[str, str] = {}
+        for pair in filter(None, (p.strip() for p in pairs.split(";"))):
+            name, eq, value = pair.partition("=")
+            if not eq:
+                raise ValueError(f"expected NAME=VALUE in variant {label!r}, got {pair!r}")
+            values[name.strip()] = value.strip()
+        out[label.strip()] = values
+    return out
 
 
 def format_localize(result: dict[str, Any]) -> str:

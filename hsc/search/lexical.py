@@ -77,7 +77,12 @@ class TermCounts:
         return {term for term in terms if self._known[term] > share * self._leaf_count}
 
 
-def match_expression(text: str, counts: TermCounts | None = None, share: float = 1.0) -> str:
+def match_expression(
+    text: str,
+    counts: TermCounts | None = None,
+    share: float = 1.0,
+    keep: set[str] | frozenset[str] = frozenset(),
+) -> str:
     """An FTS5 query matching any of the text's terms but those held by more than
     ``share`` of the leaves by ``counts`` ("" when none is left).
 
@@ -85,9 +90,10 @@ def match_expression(text: str, counts: TermCounts | None = None, share: float =
     they match most leaves, and FTS5 scores every match before it keeps the best. Over
     10^6 synthetic leaves (``bench scale``) the whole hybrid query took 1.29 s with every
     term and 68 ms without those in more than a fifth of the leaves, and Recall@10 on the
-    quality benchmark did not drop (README, *Retrieval quality*)."""
+    quality benchmark did not drop (README, *Retrieval quality*). The terms in ``keep`` (those of
+    names the query writes as code, hsc.search.names) stay whatever their share."""
     unique = list(dict.fromkeys(terms(text)))
-    left_out = counts.common(unique, share) if counts is not None else set()
+    left_out = counts.common(unique, share) - set(keep) if counts is not None else set()
     return " OR ".join(f'"{term}"' for term in unique if term not in left_out)
 
 

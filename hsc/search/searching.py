@@ -26,6 +26,7 @@ from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.names import kept_terms, name_boost
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
@@ -45,11 +46,17 @@ from hsc.store.sidecar import SideFiles
 GROUPS_DESCRIBED = 100
 
 
-def _lexical_part(lexical: dict[int, float], weight: float) -> Callable[[int], float]:
+def _lexical_part(
+    lexical: dict[int, float], weight: float, boost: dict[int, float] | None = None
+) -> Callable[[int], float]:
     """What :func:`hsc.search.lexical.fuse` added to a row's score: ``weight`` times its BM25
-    score over the query's best (both rankings fuse every candidate, so the best is the same)."""
+    score over the query's best (both rankings fuse every candidate, so the best is the same),
+    and what naming its definition added (``boost``)."""
     top = max(lexical.values(), default=0.0)
-    return lambda row: weight * lexical.get(row, 0.0) / top if top > 0 and weight else 0.0
+    named = boost or {}
+    return lambda row: (
+        (weight * lexical.get(row, 0.0) / top if top > 0 and weight else 0.0) + named.get(row, 0.0)
+    )
 
 
 def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
@@ -317,6 +324,15 @@ class Searching:
         lexical = (
             self._lexical(loaded, hierarchy, text, params, wanted_roles) if mode in LEXICAL_MODES else None
         )
+        boost = None
+        if mode in LEXICAL_MODES and params.exact_name_weight > 0:
+            repository_id = int(hierarchy["repository_id"])
+            boost = name_boost(
+                text,
+                loaded.table,
+                lambda names: self.store.definitions_named(repository_id, names),
+                params.exact_name_weight,
+            )
         lexical_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
         if compare or not flat:
@@ -329,6 +345,7 @@ class Searching:
                 params.group_score_weight,
                 lexical,
                 params.lexical_weight,
+                boost,
             )
             staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         exact, flat_ms = Retrieval(GroupHits(), [], len(loaded.table)), 0.0
@@ -342,6 +359,7 @@ class Searching:
                 lexical,
                 params.lexical_weight,
                 loaded.table.definitions,
+                boost,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
@@ -359,7 +377,9 @@ class Searching:
             label = labels.get(node_id)
             if label is not None:
                 groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
-        lexical_part = _lexical_part(lexical, params.lexical_weight) if lexical is not None else None
+        lexical_part = (
+            _lexical_part(lexical or {}, params.lexical_weight, boost) if lexical is not None else None
+        )
         two_stage = self._results(loaded, staged, lexical_part)
         flat_results = self._results(loaded, exact, lexical_part)
         ranked = two_stage + flat_results
@@ -449,7 +469,8 @@ class Searching:
         indexed by an older hsc and not yet updated has none, and is ranked
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
-        match = match_expression(text, loaded.term_counts, params.lexical_term_share)
+        kept = kept_terms(text) if params.exact_name_weight > 0 else set()
+        match = match_expression(text, loaded.term_counts, params.lexical_term_share, kept)
         found = self.store.lexical_search(
             repository_id, match, params.lexical_candidates, params.lexical_name_weight, roles
         )

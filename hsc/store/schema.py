@@ -129,6 +129,8 @@ CREATE TABLE IF NOT EXISTS definitions (
     end_line INTEGER NOT NULL,
     PRIMARY KEY (file_id, ordinal)
 );
+-- A query that names a definition finds it by name (hsc.search.names).
+CREATE INDEX IF NOT EXISTS definitions_by_name ON definitions (name);
 -- The texts a leaf holding definitions inside it is also embedded by, one per such definition
 -- (hsc.embed.definitions); their vectors are the embeddings under these hashes.
 CREATE TABLE IF NOT EXISTS definition_vectors (
