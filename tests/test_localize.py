@@ -49,7 +49,7 @@ def repo(tmp_path_factory) -> Path:
     """The inventory sample's history in five commits: an import, a code change, a docs-only
     change, a version bump and a change of a test alone."""
     repo = tmp_path_factory.mktemp("history") / "inventory"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
     (repo / "CHANGES.rst").write_text("Version 1.0\n-----------\n\n- First release.\n")
     (repo / "tests").mkdir()
     (repo / "tests" / "test_pricing.py").write_text("def test_nothing():\n    assert True\n")

@@ -90,7 +90,7 @@ def mixed(tmp_path_factory, embedder):
     near-quote one sentence, indexed."""
     root = tmp_path_factory.mktemp("roles")
     repo = root / "inventory"
-    shutil.copytree(ROOT / "sample_repos" / "inventory_py", repo)
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
     (repo / "docs").mkdir()
     (repo / "docs" / "pricing.rst").write_text(DOC)
     (repo / "CHANGES.rst").write_text(CHANGES)
