@@ -248,6 +248,14 @@ class Parameters:
         minimum=0.01,
         maximum=1.0,
     )
+    lexical_fusion: str = _p(
+        "sum",
+        "Hybrid modes: how BM25 joins the cosine. 'sum': the cosine plus lexical_weight times the "
+        "BM25 score over the query's best (the seed's hybrid); 'rrf': reciprocal-rank fusion, "
+        "1/(60 + dense rank) + 1/(60 + BM25 rank) among the candidates (scores are then no cosines).",
+        "query",
+        choices=("sum", "rrf"),
+    )
     exact_name_weight: float = _p(
         0.0,
         "Hybrid modes: a name the query writes as code (backticks, dotted, snake_case, camelCase, "

@@ -148,3 +148,18 @@ def test_a_qualified_name_ranks_that_definition_first_among_its_namesakes(mappin
         compare=False,
     )
     assert response.results[0].lexical_score >= 0.5  # the lift is shown as part of its lexical score
+
+
+def test_reciprocal_rank_fusion_lets_a_decisive_lexical_match_win() -> None:
+    import numpy as np
+
+    from hsc.search.lexical import fuse
+
+    dense = np.array([0.70, 0.69, 0.68, 0.20])  # the last is far below by cosine
+    lexical = np.array([0.0, 0.0, 1.0, 9.0])  # and BM25's best by far
+    summed = fuse(dense, lexical, 0.15)
+    assert int(np.argmax(summed)) == 0  # a weight of 0.15 cannot lift it
+    fused = fuse(dense, lexical, 0.15, "rrf")
+    assert int(np.argmax(fused)) == 3  # BM25's first, last by cosine, wins
+    assert fused[2] > fused[0] > fused[1]  # any lexical match beats the cosine alone
+    assert np.array_equal(fuse(dense, lexical, 0.0, "rrf"), dense)

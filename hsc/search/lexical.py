@@ -97,9 +97,22 @@ def match_expression(
     return " OR ".join(f'"{term}"' for term in unique if term not in left_out)
 
 
-def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:
+# Reciprocal-rank fusion's constant (Cormack et al. 2009).
+RRF_K = 60
+FUSIONS = ("sum", "rrf")
+
+
+def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float, fusion: str = "sum") -> np.ndarray:
     """Dense scores plus ``weight`` times the lexical scores divided by their
-    maximum (rows without a lexical match carry 0)."""
+    maximum (rows without a lexical match carry 0); with ``fusion="rrf"``, each
+    candidate's 1 / (60 + its dense rank) plus 1 / (60 + its BM25 rank) among these
+    candidates (none for a row without a lexical match; ``weight`` 0 keeps the dense)."""
+    if fusion == "rrf" and weight > 0 and len(dense):
+        dense_rank = np.empty(len(dense), dtype=np.float64)
+        dense_rank[np.argsort(-dense, kind="stable")] = np.arange(1, len(dense) + 1)
+        lexical_rank = np.empty(len(dense), dtype=np.float64)
+        lexical_rank[np.argsort(-lexical, kind="stable")] = np.arange(1, len(dense) + 1)
+        return 1.0 / (RRF_K + dense_rank) + np.where(lexical > 0, 1.0 / (RRF_K + lexical_rank), 0.0)
     top = float(lexical.max()) if len(lexical) else 0.0
     if weight == 0 or top <= 0:
         return dense

@@ -346,6 +346,7 @@ class Searching:
                 lexical,
                 params.lexical_weight,
                 boost,
+                params.lexical_fusion,
             )
             staged_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         exact, flat_ms = Retrieval(GroupHits(), [], len(loaded.table)), 0.0
@@ -360,6 +361,7 @@ class Searching:
                 params.lexical_weight,
                 loaded.table.definitions,
                 boost,
+                params.lexical_fusion,
             )
             flat_ms = (time.perf_counter() - started) * 1000 + lexical_ms
         # A node or leaf replaced by an index run since this hierarchy was loaded is left out.
@@ -378,7 +380,9 @@ class Searching:
             if label is not None:
                 groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
         lexical_part = (
-            _lexical_part(lexical or {}, params.lexical_weight, boost) if lexical is not None else None
+            _lexical_part(lexical or {}, params.lexical_weight, boost)
+            if lexical is not None and params.lexical_fusion == "sum"
+            else None
         )
         two_stage = self._results(loaded, staged, lexical_part)
         flat_results = self._results(loaded, exact, lexical_part)

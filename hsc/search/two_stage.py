@@ -294,9 +294,11 @@ class TwoStageRetriever:
         lexical: dict[int, float] | None = None,
         lexical_weight: float = 0.0,
         boost: dict[int, float] | None = None,
+        fusion: str = "sum",
     ) -> Retrieval:
-        """``boost``: row -> a score added to that leaf's, which is a candidate whatever stage 1
-        opened (the leaves holding definitions the query names, hsc.search.names)."""
+        """``fusion``: how BM25 joins the cosine (hsc.search.lexical.fuse). ``boost``: row -> a score
+        added to that leaf's, which is a candidate whatever stage 1 opened (the leaves holding
+        definitions the query names, hsc.search.names)."""
         groups = self.stage_one(query, mid_level_top_k, leaf_budget)
         if not groups:
             return Retrieval(GroupHits(), [], 0)
@@ -322,7 +324,10 @@ class TwoStageRetriever:
             scores = scores + group_weight * owner_scores
         if lexical:
             scores = fuse(
-                scores, lexical_by_row(lexical, len(self.leaf_vectors), np.float64)[rows], lexical_weight
+                scores,
+                lexical_by_row(lexical, len(self.leaf_vectors), np.float64)[rows],
+                lexical_weight,
+                fusion,
             )
         if boost:
             scores = scores + lexical_by_row(boost, len(self.leaf_vectors), np.float64)[rows]
@@ -397,6 +402,7 @@ def flat_search(
     lexical_weight: float = 0.0,
     definitions: DefinitionVectors | None = None,
     boost: dict[int, float] | None = None,
+    fusion: str = "sum",
 ) -> Retrieval:
     """Exact cosine over every leaf: the baseline two-stage retrieval is judged by
     (with ``lexical``, fused with BM25 as in :meth:`TwoStageRetriever.search`; with
@@ -407,7 +413,7 @@ def flat_search(
     if definitions is not None and len(definitions):
         scores = _best_of_all(scores, definitions, query)
     if lexical:
-        scores = fuse(scores, lexical_by_row(lexical, len(scores)), lexical_weight)
+        scores = fuse(scores, lexical_by_row(lexical, len(scores)), lexical_weight, fusion)
     if boost:
         scores = scores + lexical_by_row(boost, len(scores))
     leaves = [LeafHit(int(i), float(scores[i]), -1, float("nan")) for i in top_k(scores, k)]
