@@ -186,6 +186,18 @@ def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
     assert "No leaf matches" in app.info[0].value
 
 
+def test_leaves_page_opens_on_code_and_offers_the_other_roles() -> None:
+    app = open_page(fresh_session(), "pages/2_Leaves.py")
+    roles = app.multiselect(key="leaves:roles")
+    assert roles.value == ["code"] and "docs" in roles.options
+    assert set(app.dataframe[0].value["role"]) == {"code"}
+    roles.unselect("code").run()
+    assert_clean(app)
+    every = app.dataframe[0].value
+    assert {"code", "docs"} <= set(every["role"])
+    assert set(every[every["role"] == "docs"]["path"]) >= {"README.md"}
+
+
 def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sidebar() -> None:
     app = open_page(fresh_session(), "pages/3_Similarity.py")
     valley_boundaries = int(metric(app, "Topic boundaries"))
