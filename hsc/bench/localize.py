@@ -117,10 +117,16 @@ class FileBM25:
 
 
 def _hsc_answer(
-    index: Any, text: str, overrides: dict[str, Any], mode: str | None = None, roles: Any = None
+    index: Any,
+    repository_id: int,
+    text: str,
+    overrides: dict[str, Any],
+    mode: str | None = None,
+    roles: Any = None,
 ) -> Answer:
     response = index.query(
         text,
+        repository_id=repository_id,
         params={**overrides, "leaf_level_top_k": RANKED_LEAVES},
         record=False,
         compare=False,
@@ -166,10 +172,12 @@ def ask(
     for label, values in variants.items():
         # As an agent's tools ask (hsc.integrations.tools): the files of the parameters' tool_roles.
         roles = index.tool_roles(None, repository_id, with_values(Parameters(), values))
-        answers[label] = _hsc_answer(index, text, values, roles=roles)
-        packs[label] = pack_holds(index.context(text, PACK_BUDGET, roles=roles, **values), gold)
-    answers["flat"] = _hsc_answer(index, text, {}, "flat")
-    packs["flat"] = pack_holds(index.context(text, PACK_BUDGET, mode="flat"), gold)
+        answers[label] = _hsc_answer(index, repository_id, text, values, roles=roles)
+        pack = index.context(text, PACK_BUDGET, repository_id=repository_id, roles=roles, **values)
+        packs[label] = pack_holds(pack, gold)
+    answers["flat"] = _hsc_answer(index, repository_id, text, {}, "flat")
+    flat = index.context(text, PACK_BUDGET, mode="flat", repository_id=repository_id)
+    packs["flat"] = pack_holds(flat, gold)
     answers["bm25-leaves"] = _bm25_leaves(index, repository_id, text)
     files = FileBM25(_indexed_texts(index, repository_id, folder))
     try:
