@@ -173,3 +173,34 @@ def test_the_benchmark_asks_each_usable_commit_at_its_parent(repo: Path, tmp_pat
 def test_a_folder_without_history_is_refused_in_one_line(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="not a git repository"):
         bench_localize([tmp_path], commits=3, seed=0, out=tmp_path / "out", report=lambda _: None)
+
+
+def test_variants_are_parsed_and_a_bad_one_is_named() -> None:
+    from hsc.bench.localize import parse_variants
+
+    assert parse_variants(["names:exact_name_weight=0.3;tool_roles=code,test", "all:tool_roles="]) == {
+        "names": {"exact_name_weight": "0.3", "tool_roles": "code,test"},
+        "all": {"tool_roles": ""},
+    }
+    with pytest.raises(ValueError, match="LABEL:NAME=VALUE"):
+        parse_variants(["exact_name_weight=0.3"])
+    with pytest.raises(ValueError, match="expected NAME=VALUE in variant 'x'"):
+        parse_variants(["x:exact_name_weight"])
+
+
+def test_a_variant_is_asked_beside_hsc_and_paired_against_it(repo: Path, tmp_path: Path) -> None:
+    result = bench_localize(
+        [repo],
+        commits=10,
+        seed=0,
+        out=tmp_path / "out",
+        overrides={"tool_roles": ""},
+        report=lambda _: None,
+        variants={"code": {"tool_roles": "code"}},
+    )
+    systems = result["all"]["systems"]
+    assert list(systems) == ["hsc", "code", "flat", "bm25-leaves", "bm25-files"]
+    assert systems["code"]["top_is_code"] == 1.0
+    assert "function code - hsc" in result["all"]["paired"]
+    with pytest.raises(ValueError, match="cannot be called 'flat'"):
+        bench_localize([repo], 1, 0, tmp_path / "x", variants={"flat": {}}, report=lambda _: None)
