@@ -286,6 +286,22 @@ def test_summarise_with_ollama_says_plainly_when_no_server_answers() -> None:
     assert "No Ollama server answers" in warning and "digest" in warning.lower()
 
 
+def test_query_page_asks_code_first_and_any_roles_chosen() -> None:
+    from hsc.chunk.roles import file_role
+
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    roles = app.multiselect(key="query:roles")
+    assert roles.value == ["code"] and "docs" in roles.options
+    app.text_input(key="query:text").input("how to run the inventory tool").run()
+    assert_clean(app)
+    response = app.session_state["query:response"]
+    assert response.results and {file_role(r.path) for r in response.results} == {"code"}
+    app.multiselect(key="query:roles").unselect("code").select("docs").run()
+    assert_clean(app)
+    response = app.session_state["query:response"]  # asked again: the roles changed
+    assert response.results and {file_role(r.path) for r in response.results} == {"docs"}
+
+
 def test_query_page_shows_both_rankings_and_the_history() -> None:
     app = open_page(fresh_session(), "pages/5_Query.py")
     app.text_input(key="query:text").input("take a percentage off a price").run()
