@@ -204,6 +204,21 @@ def _print_response(response: Any, as_json: bool, regions: bool = False, files: 
                 )
 
 
+ROLE_HELP = (
+    "only files of these roles: code, test, docs, changelog, example, config, generated "
+    "(comma-separated; default every file)"
+)
+
+
+def _roles(text: str) -> tuple[str, ...] | None:
+    from hsc.chunk.roles import parse_roles
+
+    try:
+        return parse_roles(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def command_query(args: argparse.Namespace) -> int:
     _, settings = _configure(args)
     # Every query-stage parameter given applies; any other parameter is refused, naming where it is set.
@@ -225,6 +240,7 @@ def command_query(args: argparse.Namespace) -> int:
                 compare=False,
                 join_pieces=not args.apart,
                 regions=args.regions or args.files,
+                roles=args.role,
             )
             _print_response(response, args.json, args.regions, args.files)
     return 0
@@ -264,6 +280,7 @@ def command_context(args: argparse.Namespace) -> int:
                 args.mode,
                 repository_id=repository_id,
                 hierarchy_id=hierarchy_id,
+                roles=args.role,
                 **overrides,
             )
             if args.json:
@@ -432,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.add_argument(
         "--apart", action="store_true", help="pieces of one split definition as separate results"
     )
+    query.add_argument("--role", type=_roles, metavar="ROLE,...", help=ROLE_HELP)
     query.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     query.add_argument("--repo", help=REPO_HELP)
     query.add_argument("--json", action="store_true")
@@ -446,6 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
     context.add_argument("--budget", type=int, required=True, metavar="N", help="cl100k tokens at most")
     context.add_argument("--queries", metavar="FILE", help="one query a line ('-' for stdin); JSON lines out")
     _add_mode(context, "how hits are ranked")
+    context.add_argument("--role", type=_roles, metavar="ROLE,...", help=ROLE_HELP)
     context.add_argument("--hierarchy", help="name of the hierarchy (default: 'default')")
     context.add_argument("--repo", help="repository path, when the database holds several")
     context.add_argument("--json", action="store_true", help="one JSON object: spans, tokens, text")

@@ -43,7 +43,7 @@ class Leaf:
     """
 
     path: str  # relative to the repository root, forward slashes
-    language: str  # tree-sitter language name, or "markdown" / "text"
+    language: str  # tree-sitter language name, or "markdown" / "rst" / "text"
     node_type: str  # AST node type of the (largest) node; "paragraph"/"lines" for fallbacks
     scope: str  # enclosing scope, e.g. "inventory.pricing.PriceBook.apply_discount"
     start_byte: int

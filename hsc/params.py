@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from hsc.chunk.roles import parse_roles
+
 
 def _p(
     default: Any,
@@ -300,6 +302,42 @@ class Parameters:
         "query",
         choices=JOINED_RESULTS,
     )
+    # RRF against the sum on flask's 86 localisation questions: function hit@1 +0.046, file hit@1
+    # -0.023, pack -0.012, none significant (docs/agents.md); on docstrings it lost 0.033 R@10 (notes).
+    lexical_fusion: str = _p(
+        "sum",
+        "Hybrid modes: how BM25 joins the cosine. 'sum': the cosine plus lexical_weight times the "
+        "BM25 score over the query's best (the seed's hybrid); 'rrf': reciprocal-rank fusion, "
+        "1/(60 + dense rank) + 1/(60 + BM25 rank) among the candidates (scores are then no cosines).",
+        "query",
+        choices=("sum", "rrf"),
+    )
+    # Off by default: on 260 localisation questions it adds +0.011 function hit@1 to code-only search
+    # (none at hit@10), and costs bench quality's Recall@1 0.008 (docstring) and 0.006 (comment) at
+    # 0.1, as docstrings name other definitions (docs/agents.md).
+    exact_name_weight: float = _p(
+        0.0,
+        "Hybrid modes: a name the query writes as code (backticks, dotted, snake_case, camelCase, "
+        "name()) that a definition has (a dotted one: the end of its qualified scope) adds this to the "
+        "score of the leaf holding that definition, and its terms are kept by BM25 whatever their "
+        "share (hsc.search.names; 0 = off, the seed's).",
+        "query",
+        minimum=0.0,
+        maximum=10.0,
+    )
+    # Measured with `bench localize` (docs/agents.md): the code a change needs is code, and docs,
+    # changelogs and tests that near-quote a commit's subject outrank it when every file is searched.
+    # On 260 commits of flask, requests and click, code only against every file: function hit@10
+    # 0.573 -> 0.731, file hit@1 0.358 -> 0.596, a changed function whole in the 2,048 pack 0.492 -> 0.604.
+    tool_roles: str = _p(
+        "code",
+        "Agents' tools (MCP search_code and get_context, the LangChain and LlamaIndex retrievers) search "
+        "the files of these roles (comma-separated: code, test, docs, changelog, example, config, "
+        "generated; hsc.chunk.roles) unless the caller names roles; a repository with no such file is "
+        "searched whole. '' = every file (the seed's). Index.query and the command line search every "
+        "file unless given roles.",
+        "query",
+    )
     retrieval_mode: str = _p(
         "hybrid",
         "How a query is answered when no mode is given: 'hybrid' = the two stages with BM25 candidates "
@@ -415,6 +453,10 @@ class Parameters:
 
     def __post_init__(self) -> None:
         check_fields(self)
+        try:
+            parse_roles(self.tool_roles)
+        except ValueError as error:
+            raise SettingError("tool_roles", f"tool_roles: {error}") from None
         if self.maximum_chunk_token_length < self.minimum_chunk_token_length:
             raise SettingError(
                 "maximum_chunk_token_length",

@@ -186,6 +186,18 @@ def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
     assert "No leaf matches" in app.info[0].value
 
 
+def test_leaves_page_opens_on_code_and_offers_the_other_roles() -> None:
+    app = open_page(fresh_session(), "pages/2_Leaves.py")
+    roles = app.multiselect(key="leaves:roles")
+    assert roles.value == ["code"] and "docs" in roles.options
+    assert set(app.dataframe[0].value["role"]) == {"code"}
+    roles.unselect("code").run()
+    assert_clean(app)
+    every = app.dataframe[0].value
+    assert {"code", "docs"} <= set(every["role"])
+    assert set(every[every["role"] == "docs"]["path"]) >= {"README.md"}
+
+
 def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sidebar() -> None:
     app = open_page(fresh_session(), "pages/3_Similarity.py")
     valley_boundaries = int(metric(app, "Topic boundaries"))
@@ -272,6 +284,22 @@ def test_summarise_with_ollama_says_plainly_when_no_server_answers() -> None:
     assert_clean(app)
     warning = app.warning[0].value
     assert "No Ollama server answers" in warning and "digest" in warning.lower()
+
+
+def test_query_page_asks_code_first_and_any_roles_chosen() -> None:
+    from hsc.chunk.roles import file_role
+
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    roles = app.multiselect(key="query:roles")
+    assert roles.value == ["code"] and "docs" in roles.options
+    app.text_input(key="query:text").input("how to run the inventory tool").run()
+    assert_clean(app)
+    response = app.session_state["query:response"]
+    assert response.results and {file_role(r.path) for r in response.results} == {"code"}
+    app.multiselect(key="query:roles").unselect("code").select("docs").run()
+    assert_clean(app)
+    response = app.session_state["query:response"]  # asked again: the roles changed
+    assert response.results and {file_role(r.path) for r in response.results} == {"docs"}
 
 
 def test_query_page_shows_both_rankings_and_the_history() -> None:

@@ -516,7 +516,7 @@ def test_detect_language_covers_the_supported_extensions() -> None:
         "a.bash": "bash",
         "README.md": "markdown",
         "a.markdown": "markdown",
-        "docs/a.rst": "markdown",
+        "docs/a.rst": "rst",
         "LICENSE": "text",
         "a.toml": "text",
         "dir.v2/Main.PY": "python",

@@ -186,6 +186,24 @@ def _teaching(args: argparse.Namespace) -> dict[str, Any]:
     return bench_teaching(Path(args.db))
 
 
+def _localize(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.localize import SPAN, bench_localize, parse_variants
+    from hsc.params import parse_assignments
+
+    if not args.git:
+        raise ValueError("bench localize asks a repository's history: pass --git PATH (once per repository)")
+    return bench_localize(
+        [Path(path) for path in args.git],
+        args.commits,
+        args.seed,
+        Path(args.out or ".hsc/localize"),
+        parse_assignments(args.set or []),
+        report=lambda line: print(line, file=sys.stderr, flush=True),
+        span=args.span or SPAN,
+        variants=parse_variants(args.variant or []),
+    )
+
+
 SUITES: dict[str, tuple[str, Runner]] = {
     "chunk": ("leaf chunking against a bare tree-sitter parse (default: the standard library)", _chunk),
     "files": ("the data-file rule (with its labelled sample) and fragments on a folder (--path)", _files),
@@ -228,6 +246,11 @@ SUITES: dict[str, tuple[str, Runner]] = {
     ),
     "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
+    "localize": (
+        "find the code a commit changed from its subject, at its parent's tree (--git PATH, repeatable; "
+        "--commits, --seed, --span): function and file hit@k, pack coverage, against flat and BM25",
+        _localize,
+    ),
 }
 # ``perf`` runs these in turn.
 PERF_SUITES = ("chunk", "embed", "hierarchy", "query", "scale")
@@ -299,6 +322,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
     parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
     parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
+    parser.add_argument(
+        "--git", action="append", metavar="PATH", help="localize: a repository with its history (repeatable)"
+    )
+    parser.add_argument("--commits", type=int, default=60, help="localize: commits drawn per repository")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        metavar="LABEL:NAME=VALUE[;NAME=VALUE]",
+        help="localize: one more hsc system at these query parameters, paired against hsc (repeatable)",
+    )
+    parser.add_argument(
+        "--span", type=int, default=None, help="localize: draw from this many newest usable commits (400)"
+    )
 
 
 def _format(result: dict[str, Any]) -> str:
@@ -346,6 +382,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.indexing import format_index
 
         return format_index(result)
+    if result["suite"] == "localize":
+        from hsc.bench.localize import format_localize
+
+        return format_localize(result)
     return f"{result['suite']}: " + ", ".join(f"{k}={v}" for k, v in result.items() if k != "suite")
 
 

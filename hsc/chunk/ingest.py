@@ -52,7 +52,7 @@ LANGUAGE_BY_EXTENSION: dict[str, str] = {
     ".bash": "bash",
     ".md": "markdown",
     ".markdown": "markdown",
-    ".rst": "markdown",
+    ".rst": "rst",  # its own reader (hsc.chunk.prose): sections at titles, literal blocks kept whole
     **extensions(),  # C#, PHP, Kotlin, Swift, Scala, Lua, R, Elixir, Julia: see hsc.chunk.languages
     **COMPONENT_LANGUAGES,  # Vue and Svelte: their scripts cut as JavaScript or TypeScript
 }

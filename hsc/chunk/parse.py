@@ -89,7 +89,7 @@ def cut_file(source: str, rel_path: str, language: str, params: Parameters, coun
         else:
             cut = _cut_component if is_component else _cut_ast
             return cut(source, rel_path, language, params, counter)
-    fallback_language = "markdown" if language == "markdown" else "text"
+    fallback_language = language if language in ("markdown", "rst") else "text"
     leaves = chunk_fallback(source, rel_path, fallback_language, params, counter)
     return Cut(leaves, [], [LeafFacts() for _ in leaves], [])
 
@@ -177,13 +177,16 @@ def _cut_component(
 def chunk_fallback(
     source: str, rel_path: str, language: str, params: Parameters, counter: TokenCounter
 ) -> list[Leaf]:
-    """Cut text without a grammar: markdown into sections at headings, then
-    paragraphs; anything else into blocks separated by blank lines."""
+    """Cut text without a grammar: Markdown and reStructuredText into sections at headings,
+    then paragraphs; anything else into blocks separated by blank lines."""
     data = source.encode("utf-8")
     cutter = ProseCutter(data, params, counter)
     scope = module_name(rel_path)
     if language == "markdown":
         pieces = cutter.markdown_pieces(scope)
+        chunker = "paragraph"
+    elif language == "rst":
+        pieces = cutter.rst_pieces(scope)
         chunker = "paragraph"
     else:
         pieces = cutter.plain_pieces(scope)

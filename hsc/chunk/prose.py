@@ -1,6 +1,11 @@
-"""Cutting text that has no syntax tree: Markdown (and reStructuredText) into
+"""Cutting text that has no syntax tree: Markdown and reStructuredText into
 sections at headings, then paragraphs; anything else into blocks separated by
-blank lines. The pieces go through the same :class:`~hsc.chunk.packing.Packer`."""
+blank lines. The pieces go through the same :class:`~hsc.chunk.packing.Packer`.
+
+reStructuredText has its own reader: a title is a line under (and maybe over) a line of one
+repeated punctuation character, never an indented line nor a ``#`` line (a comment in a code
+example is not a heading), and a paragraph that introduces an indented block (``::``, a
+directive such as ``.. code-block:: python``) keeps that block, blank lines and all."""
 
 from __future__ import annotations
 
@@ -32,6 +37,11 @@ _ATX_HEADING = re.compile(rb"^ {0,3}#{1,6}(?:[ \t]|$)")
 _FENCE = re.compile(rb"^ {0,3}(`{3,}|~{3,})")
 _UNDERLINE = re.compile(rb"^(=+|-+|~+|\^+|\*+|\++|#+|\"+)[ \t]*$")
 _LIST_OR_QUOTE = re.compile(rb"^\s*(?:[-*+>]|\d+[.)])(?:\s|$)")
+
+
+# A reStructuredText adornment: one punctuation character repeated (docutils allows any of these).
+_RST_ADORNMENT = re.compile(rb"^([!-/:-@\[-`{-~])\1+[ \t]*$")
+_RST_DIRECTIVE = re.compile(rb"^\.\.\s+[\w:.+-]+::")
 
 
 class ProseCutter(Packer):
@@ -72,6 +82,68 @@ class ProseCutter(Packer):
             paragraphs = self.markdown_paragraphs(section_lo, section_hi)
             pieces.extend(self.block_pieces(paragraphs, scope, (section_lo,), "paragraph"))
         return pieces
+
+    def rst_pieces(self, scope: str) -> list[Piece]:
+        """A section per reStructuredText title (and one for any text before the first); a section
+        over the maximum is cut into its paragraphs, each keeping the indented block it introduces."""
+        pieces: list[Piece] = []
+        for section_lo, section_hi in self.rst_sections():
+            start, end = self.trim(section_lo, section_hi)
+            if end <= start:
+                continue
+            tokens = self.measure(start, end)
+            if tokens >= 0:
+                pieces.append(Piece(start, end, scope, "section", tokens, ()))
+                continue
+            paragraphs = self.rst_paragraphs(section_lo, section_hi)
+            pieces.extend(self.block_pieces(paragraphs, scope, (section_lo,), "paragraph"))
+        return pieces
+
+    def rst_sections(self) -> list[tuple[int, int]]:
+        lines = self._lines(0, len(self.data))
+        text = [self.data[lo:hi].rstrip(b"\r\n") for lo, hi in lines]
+        starts = [0]
+        for index in range(1, len(lines)):
+            title, under = text[index - 1], text[index]
+            if not _RST_ADORNMENT.match(under) or not title.strip() or title[:1] in (b" ", b"\t"):
+                continue
+            if _RST_ADORNMENT.match(title) or len(under.rstrip()) < min(len(title.rstrip()), 3):
+                continue
+            title_start = lines[index - 1][0]
+            if index > 1 and text[index - 2].rstrip() == under.rstrip():  # an overline above the title
+                title_start = lines[index - 2][0]
+            if title_start > starts[-1]:
+                starts.append(title_start)
+        ends = [*starts[1:], len(self.data)]
+        return list(zip(starts, ends, strict=True))
+
+    def rst_paragraphs(self, lo: int, hi: int) -> list[tuple[int, int]]:
+        """Blank-line separated blocks; an indented block after a paragraph ending in ``::`` or a
+        directive joins it."""
+        paragraphs: list[tuple[int, int]] = []
+        block_start, first_line, last_line, introduces = -1, b"", b"", False
+        for line_lo, line_hi in self._lines(lo, hi):
+            line = self.data[line_lo:line_hi].rstrip(b"\r\n")
+            blank = not line.strip()
+            indented = line[:1] in (b" ", b"\t")
+            if block_start >= 0 and introduces and (blank or indented):
+                continue  # inside the block the paragraph introduced
+            if blank:
+                if block_start >= 0:
+                    introduces = last_line.rstrip().endswith(b"::") or bool(_RST_DIRECTIVE.match(first_line))
+                    if not introduces:
+                        paragraphs.append((block_start, line_lo))
+                        block_start = -1
+                continue
+            if block_start >= 0 and introduces:  # the block ended at this unindented line
+                paragraphs.append((block_start, line_lo))
+                block_start, introduces = -1, False
+            if block_start < 0:
+                block_start, first_line = line_lo, line
+            last_line = line
+        if block_start >= 0:
+            paragraphs.append((block_start, hi))
+        return paragraphs
 
     def _lines(self, lo: int, hi: int) -> list[tuple[int, int]]:
         """(start, end) of each line in ``lo..hi``, the end past its newline."""

@@ -44,6 +44,7 @@ LANGUAGE_NAMES = {
     "elixir": "Elixir",
     "julia": "Julia",
     "markdown": "Markdown",
+    "rst": "reStructuredText",
     "text": "plain text",
     "bash": "Bash",
 }
@@ -135,7 +136,7 @@ class _Outline:
 
 def _outline(request: SummaryRequest) -> _Outline:
     outline = _Outline(line_count=sum(len(text.splitlines()) for text in request.texts))
-    if request.language.lower() in ("markdown", "text") or not request.facts:
+    if request.language.lower() in ("markdown", "rst", "text") or not request.facts:
         lines = [line for text in request.texts for line in (text.splitlines() or [""])]
         _read_prose(lines, request.language.lower() == "markdown", outline)
         outline.terms = _key_terms(_prose_words(request.texts), outline.definitions)

@@ -86,6 +86,9 @@ class HscRetriever(BaseRetriever):
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
     regions: bool = False  # True: the query's regions (files, definitions), not its leaves
+    # Files of these roles only (comma-separated, hsc.chunk.roles; "all": every file); None: the
+    # hierarchy's tool_roles (code), or every file of a repository without code.
+    roles: str | None = None
 
     @field_validator("mode")
     @classmethod
@@ -97,6 +100,11 @@ class HscRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+        repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+        roles = self.index.tool_roles(
+            self.roles, repository_id, self.index.hierarchy_parameters(hierarchy_id)
+        )
         if self.budget_tokens is not None:
             return pack_documents(
                 self.index.context(
@@ -104,10 +112,10 @@ class HscRetriever(BaseRetriever):
                     self.budget_tokens,
                     self.mode,
                     repository_id=self.repository_id,
-                    hierarchy_id=self.hierarchy_id,
+                    hierarchy_id=hierarchy_id,
+                    roles=roles,
                 )
             )
-        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
         if self.regions and self.k is not None:
             overrides = {"region_count": self.k}
@@ -119,9 +127,9 @@ class HscRetriever(BaseRetriever):
             record=False,
             compare=False,
             regions=self.regions,
+            roles=roles,
         )
         if self.regions:
-            repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
             texts = region_texts(self.index, repository_id, response.regions)
             return [
                 Document(

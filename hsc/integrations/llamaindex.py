@@ -263,7 +263,10 @@ class HscRetriever(BaseRetriever):
 
     Regions: with ``regions=True`` the nodes are the query's ranked regions (files and
     top-level definitions; :attr:`hsc.api.QueryResponse.regions`), their code as text, ids
-    ``level:path:start-end``; ``k`` sets how many."""
+    ``level:path:start-end``; ``k`` sets how many.
+
+    ``roles``: files of these roles only (comma-separated, :mod:`hsc.chunk.roles`; "all": every
+    file); None: the hierarchy's ``tool_roles`` (code), or every file of a repository without code."""
 
     def __init__(
         self,
@@ -274,6 +277,7 @@ class HscRetriever(BaseRetriever):
         hierarchy_id: int | None = None,
         budget_tokens: int | None = None,
         regions: bool = False,
+        roles: str | None = None,
         **kwargs: Any,
     ) -> None:
         if mode is not None and mode not in RETRIEVAL_MODES:
@@ -283,10 +287,14 @@ class HscRetriever(BaseRetriever):
         super().__init__(**kwargs)
         self.index, self.mode, self.k = index, mode, k
         self.repository_id, self.hierarchy_id = repository_id, hierarchy_id
-        self.budget_tokens = budget_tokens
-        self.regions = regions
+        self.budget_tokens, self.regions, self.roles = budget_tokens, regions, roles
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+        repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
+        roles = self.index.tool_roles(
+            self.roles, repository_id, self.index.hierarchy_parameters(hierarchy_id)
+        )
         if self.budget_tokens is not None:
             return pack_nodes(
                 self.index.context(
@@ -294,10 +302,10 @@ class HscRetriever(BaseRetriever):
                     self.budget_tokens,
                     self.mode,
                     repository_id=self.repository_id,
-                    hierarchy_id=self.hierarchy_id,
+                    hierarchy_id=hierarchy_id,
+                    roles=roles,
                 )
             )
-        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides = {} if self.k is None else {"region_count" if self.regions else "leaf_level_top_k": self.k}
         response = self.index.query(
             query_bundle.query_str,
@@ -307,9 +315,9 @@ class HscRetriever(BaseRetriever):
             record=False,
             compare=False,
             regions=self.regions,
+            roles=roles,
         )
         if self.regions:
-            repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
             texts = region_texts(self.index, repository_id, response.regions)
             return [
                 NodeWithScore(

@@ -80,6 +80,12 @@ async def _with_progress(
     return await anyio.to_thread.run_sync(lambda: _run(partial(work, relay)))
 
 
+ROLES_HELP = (
+    "Only files of these roles, comma-separated: code, test, docs, changelog, example, config, "
+    "generated; 'all' for every file. Default: code (every file when the repository has no code)"
+)
+
+
 def build_server(search: CodeSearch) -> MCPServer:
     server = MCPServer("hsc", instructions=INSTRUCTIONS, log_level="WARNING")
 
@@ -119,6 +125,7 @@ def build_server(search: CodeSearch) -> MCPServer:
         repository: Annotated[
             str | None, Field(description="Only this indexed repository (its folder); default: all of them")
         ] = None,
+        roles: Annotated[str | None, Field(description=ROLES_HELP)] = None,
     ) -> dict[str, Any]:
         """Find code by meaning across the indexed repositories. Each result is one
         chunk (a function, method, class or block) with its repository, path, 1-based
@@ -127,7 +134,7 @@ def build_server(search: CodeSearch) -> MCPServer:
         group (the neighbouring chunks on the same topic) with the group's lines and
         summary, so the surrounding context comes without a second call. Pass a
         result's id or its parent's id to get_node to walk the hierarchy."""
-        return _run(lambda: search.search(query, limit, mode, path_prefix, language, repository))
+        return _run(lambda: search.search(query, limit, mode, path_prefix, language, repository, roles))
 
     @server.tool()
     def locate(
@@ -171,6 +178,7 @@ def build_server(search: CodeSearch) -> MCPServer:
             str | None,
             Field(description="The indexed repository (its folder); needed only when several are indexed"),
         ] = None,
+        roles: Annotated[str | None, Field(description=ROLES_HELP)] = None,
     ) -> dict[str, Any]:
         """The code a model needs to understand or change what the query describes,
         within budget_tokens: the best-matching code (role 'hit'), the rest of a
@@ -183,7 +191,7 @@ def build_server(search: CodeSearch) -> MCPServer:
         file, line numbers, gaps marked. Prefer get_context when you will read or
         edit the code: one call, the dependencies included, a known size. Prefer
         search_code to survey candidates with their scores or to walk the hierarchy."""
-        return _run(lambda: search.context(query, budget_tokens, path_prefix, language, repository))
+        return _run(lambda: search.context(query, budget_tokens, path_prefix, language, repository, roles))
 
     @server.tool()
     def get_node(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hsc.api import Index, NodeView, QueryResult, parse_node_id
+from hsc.chunk.roles import parse_roles
 from hsc.index.pipeline import PendingChanges, ProgressCallback, pending_changes
 from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 
@@ -136,6 +137,14 @@ class CodeSearch:
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ToolInputError(f"unknown mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
 
+    @staticmethod
+    def _check_roles(roles: str | None) -> None:
+        if roles is not None and roles.strip().lower() not in ("all", "*"):
+            try:
+                parse_roles(roles)
+            except ValueError as error:
+                raise ToolInputError(f"{error}, or 'all'") from None
+
     def search(
         self,
         query: str,
@@ -144,8 +153,12 @@ class CodeSearch:
         path_prefix: str | None = None,
         language: str | None = None,
         repository: str | None = None,
+        roles: str | None = None,
     ) -> dict[str, Any]:
+        """``roles``: files of these roles only (comma-separated; "all": every file); default
+        the hierarchy's ``tool_roles`` (code), or every file of a repository without such files."""
         self._check_query(query, mode)
+        self._check_roles(roles)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         with self._lock:
@@ -162,7 +175,7 @@ class CodeSearch:
             modes = []
             for repository_id in repository_ids:
                 results, leaves_compared, used = self._search_one(
-                    repository_id, query, limit, mode, path_prefix, language
+                    repository_id, query, limit, mode, path_prefix, language, roles
                 )
                 found += [(repository_id, r) for r in results]
                 compared += leaves_compared
@@ -190,6 +203,7 @@ class CodeSearch:
         mode: str | None,
         path_prefix: str | None,
         language: str | None,
+        roles: str | None = None,
     ) -> tuple[list[QueryResult], int, str]:
         """Filters apply to the retrieved leaves; with a filter, ask for more
         (4x, 16x, ...) until ``limit`` pass or every leaf has been ranked.
@@ -197,6 +211,7 @@ class CodeSearch:
         hierarchy_id = self.index.default_hierarchy(repository_id)
         stored = self.index.hierarchy_parameters(hierarchy_id)
         total = len(self.index.leaf_table(repository_id))
+        searched = self.index.tool_roles(roles, repository_id, stored)
         factor = 1
         while True:
             params = self.index.hierarchy_parameters(
@@ -210,6 +225,7 @@ class CodeSearch:
                 record=False,
                 compare=False,
                 regions=False,
+                roles=searched,
             )
             kept = [
                 r
@@ -289,12 +305,15 @@ class CodeSearch:
         path_prefix: str | None = None,
         language: str | None = None,
         repository: str | None = None,
+        roles: str | None = None,
     ) -> dict[str, Any]:
         """The context pack of one repository (:meth:`hsc.Index.context`) as its
         ``--json`` object, with the repository's folder added. A pack fills one
         budget from one repository, so with several indexed, ``repository`` says which.
-        The retrieval mode is the hierarchy's (``retrieval_mode``)."""
+        The retrieval mode is the hierarchy's (``retrieval_mode``); ``roles`` as :meth:`search`'s
+        (a pack spends its budget on docs only when the repository has no code, or when asked)."""
         self._check_query(query, None)
+        self._check_roles(roles)
         if not 1 <= budget_tokens <= MAX_BUDGET:
             raise ToolInputError(f"budget_tokens must be between 1 and {MAX_BUDGET}, not {budget_tokens}")
         with self._lock:
@@ -312,10 +331,13 @@ class CodeSearch:
                     f"(one of: {roots})"
                 )
             root = next(r["root"] for r in repositories if int(r["id"]) == repository_id)
+            hierarchy_id = self.index.default_hierarchy(repository_id)
+            stored = self.index.hierarchy_parameters(hierarchy_id)
             pack = self.index.context(
                 query,
                 budget_tokens,
                 repository_id=repository_id,
+                roles=self.index.tool_roles(roles, repository_id, stored),
                 path_prefix=path_prefix or None,
                 language=language or None,
             )

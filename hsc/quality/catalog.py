@@ -76,6 +76,7 @@ def contextual_corpus(corpus: Corpus) -> Corpus:
         corpus.embed_texts,
         corpus.lexical_term_share,
         corpus.lexical_name_weight,
+        corpus.exact_name_weight,
     )
 
 

@@ -140,6 +140,7 @@ def prepare(
             embed,
             params.lexical_term_share,
             params.lexical_name_weight,
+            params.exact_name_weight,
         )
         report(f"embedding {len(built.targets)} queries")
         query_vectors = embed([t.query for t in built.targets])

@@ -24,6 +24,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable
 from hsc.model import common_scope, content_hash
 from hsc.search.answers import full_answer
 from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.names import kept_terms, name_boost
 from hsc.search.two_stage import MidLevelIndex, Retrieval, TwoStageRetriever, flat_search, top_k
 from hsc.store import Store
 
@@ -88,6 +89,7 @@ class Corpus:
     embed_texts: Callable[[list[str]], np.ndarray]
     lexical_term_share: float = 1.0  # BM25 leaves out terms in more of the leaves (Parameters)
     lexical_name_weight: float = 1.0  # BM25's weight of a term among a leaf's names (Parameters)
+    exact_name_weight: float = 0.0  # added to a leaf holding a definition the query names (Parameters)
     leaf_units: Units = field(init=False)
     row_of_leaf: dict[int, int] = field(init=False)
     _lexical_cache: dict[tuple[str, int], tuple[dict[int, float], float]] = field(init=False)
@@ -106,11 +108,17 @@ class Corpus:
         key = (text, limit)
         if key not in self._lexical_cache:
             started = time.perf_counter()
-            match = match_expression(text, self.term_counts, self.lexical_term_share)
+            kept = kept_terms(text) if self.exact_name_weight > 0 else set()
+            match = match_expression(text, self.term_counts, self.lexical_term_share, kept)
             found = self.store.lexical_search(self.repository_id, match, limit, self.lexical_name_weight)
             rows = {self.row_of_leaf[i]: s for i, s in found if i in self.row_of_leaf}
             self._lexical_cache[key] = (rows, (time.perf_counter() - started) * 1000)
         return self._lexical_cache[key]
+
+    def boost(self, text: str) -> dict[int, float]:
+        """Leaf row -> exact_name_weight for the leaves holding a definition the query names."""
+        lookup = lambda names: self.store.definitions_named(self.repository_id, names)  # noqa: E731
+        return name_boost(text, self.table, lookup, self.exact_name_weight)
 
 
 def cached_embedder(store: Store, embed: Callable[[list[str]], np.ndarray], model: str) -> Callable:
@@ -145,8 +153,9 @@ class Flat:
 
     def search(self, vector: np.ndarray, text: str, k: int) -> Ranking:
         lexical, lexical_ms = self.corpus.lexical(text) if self.lexical_weight else (None, 0.0)
+        boost = self.corpus.boost(text) if self.lexical_weight else None
         found = flat_search(
-            self.vectors, vector, k, lexical, self.lexical_weight, self.corpus.table.definitions
+            self.vectors, vector, k, lexical, self.lexical_weight, self.corpus.table.definitions, boost
         )
         return Ranking([h.row for h in found.leaves], found.leaves_compared, lexical_ms=lexical_ms)
 
@@ -260,6 +269,7 @@ class TwoStage:
             self.group_weight,
             lexical,
             self.lexical_weight,
+            self.corpus.boost(text) if self.lexical_weight else None,
         )
         return found, lexical_ms
 

@@ -150,12 +150,14 @@ class ContextQueries:
         hierarchy_id: int | None = None,
         path_prefix: str | None = None,
         language: str | None = None,
+        roles: tuple[str, ...] | list[str] | str | None = None,
         **overrides: Any,
     ) -> ContextPack:
         """At most ``budget_tokens`` cl100k tokens of code for ``query``: the ranked leaves (``mode``,
         as :meth:`query`), the rest of the functions they are pieces of, and the definitions they
         use, resolved from the stored facts, in reading order per file. ``overrides`` are
-        :class:`~hsc.params.Parameters` fields (``context_*``, the query's own)."""
+        :class:`~hsc.params.Parameters` fields (``context_*``, the query's own); ``roles`` as
+        :meth:`query`'s (hits from files of these roles only)."""
         check_query(query)
         if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
             raise ValueError(f"the budget must be a whole number of tokens >= 1, got {budget_tokens!r}")
@@ -180,6 +182,7 @@ class ContextQueries:
             # that matched, not the whole definition, which may not fit where the piece does.
             join_pieces=False,
             regions=False,
+            roles=roles,
         )
         results = [
             r

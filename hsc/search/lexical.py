@@ -77,7 +77,12 @@ class TermCounts:
         return {term for term in terms if self._known[term] > share * self._leaf_count}
 
 
-def match_expression(text: str, counts: TermCounts | None = None, share: float = 1.0) -> str:
+def match_expression(
+    text: str,
+    counts: TermCounts | None = None,
+    share: float = 1.0,
+    keep: set[str] | frozenset[str] = frozenset(),
+) -> str:
     """An FTS5 query matching any of the text's terms but those held by more than
     ``share`` of the leaves by ``counts`` ("" when none is left).
 
@@ -85,15 +90,29 @@ def match_expression(text: str, counts: TermCounts | None = None, share: float =
     they match most leaves, and FTS5 scores every match before it keeps the best. Over
     10^6 synthetic leaves (``bench scale``) the whole hybrid query took 1.29 s with every
     term and 68 ms without those in more than a fifth of the leaves, and Recall@10 on the
-    quality benchmark did not drop (README, *Retrieval quality*)."""
+    quality benchmark did not drop (README, *Retrieval quality*). The terms in ``keep`` (those of
+    names the query writes as code, hsc.search.names) stay whatever their share."""
     unique = list(dict.fromkeys(terms(text)))
-    left_out = counts.common(unique, share) if counts is not None else set()
+    left_out = counts.common(unique, share) - set(keep) if counts is not None else set()
     return " OR ".join(f'"{term}"' for term in unique if term not in left_out)
 
 
-def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float) -> np.ndarray:
+# Reciprocal-rank fusion's constant (Cormack et al. 2009).
+RRF_K = 60
+FUSIONS = ("sum", "rrf")
+
+
+def fuse(dense: np.ndarray, lexical: np.ndarray, weight: float, fusion: str = "sum") -> np.ndarray:
     """Dense scores plus ``weight`` times the lexical scores divided by their
-    maximum (rows without a lexical match carry 0)."""
+    maximum (rows without a lexical match carry 0); with ``fusion="rrf"``, each
+    candidate's 1 / (60 + its dense rank) plus 1 / (60 + its BM25 rank) among these
+    candidates (none for a row without a lexical match; ``weight`` 0 keeps the dense)."""
+    if fusion == "rrf" and weight > 0 and len(dense):
+        dense_rank = np.empty(len(dense), dtype=np.float64)
+        dense_rank[np.argsort(-dense, kind="stable")] = np.arange(1, len(dense) + 1)
+        lexical_rank = np.empty(len(dense), dtype=np.float64)
+        lexical_rank[np.argsort(-lexical, kind="stable")] = np.arange(1, len(dense) + 1)
+        return 1.0 / (RRF_K + dense_rank) + np.where(lexical > 0, 1.0 / (RRF_K + lexical_rank), 0.0)
     top = float(lexical.max()) if len(lexical) else 0.0
     if weight == 0 or top <= 0:
         return dense

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.chunk.roles import check_roles, file_role, parse_roles
 from hsc.embed import Embedder, EncoderSpec
 from hsc.embed.tuned import retired_note
 from hsc.hierarchy.groups import DefinitionVectors, LeafTable
@@ -26,6 +27,7 @@ from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
+from hsc.search.names import kept_terms, name_boost
 from hsc.search.regions import Region, RegionTable, answer_regions, build_regions
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
@@ -46,11 +48,17 @@ from hsc.store.sidecar import SideFiles
 GROUPS_DESCRIBED = 100
 
 
-def _lexical_part(lexical: dict[int, float], weight: float) -> Callable[[int], float]:
+def _lexical_part(
+    lexical: dict[int, float], weight: float, boost: dict[int, float] | None = None
+) -> Callable[[int], float]:
     """What :func:`hsc.search.lexical.fuse` added to a row's score: ``weight`` times its BM25
-    score over the query's best (both rankings fuse every candidate, so the best is the same)."""
+    score over the query's best (both rankings fuse every candidate, so the best is the same),
+    and what naming its definition added (``boost``)."""
     top = max(lexical.values(), default=0.0)
-    return lambda row: weight * lexical.get(row, 0.0) / top if top > 0 and weight else 0.0
+    named = boost or {}
+    return lambda row: (
+        (weight * lexical.get(row, 0.0) / top if top > 0 and weight else 0.0) + named.get(row, 0.0)
+    )
 
 
 def _table_rows(table: LeafTable, keep: np.ndarray) -> LeafTable:
@@ -103,6 +111,8 @@ class _Loaded:
 class _Cache:
     tables: dict[str, LeafTable] = field(default_factory=dict)  # by Store.leaf_stamp
     loaded: dict[int, _Loaded] = field(default_factory=dict)
+    # A hierarchy's files of some roles only (Searching._of_roles), by (hierarchy, its stamp, roles).
+    by_roles: dict[tuple[int, str, tuple[str, ...]], _Loaded] = field(default_factory=dict)
 
 
 class Searching:
@@ -203,6 +213,48 @@ class Searching:
             self._cache.loaded[hierarchy_id] = loaded
         return loaded
 
+    def _of_roles(self, loaded: _Loaded, repository_id: int, roles: tuple[str, ...]) -> _Loaded:
+        """``loaded`` narrowed to the leaves of files whose role (hsc.chunk.roles) is one of
+        ``roles``: its groups keep the leaves they still hold, in document order, and stage 1 and
+        BM25 see only those (a leaf BM25 finds elsewhere is not a row here, so it is dropped)."""
+        key = (loaded.hierarchy_id, loaded.stamp, tuple(sorted(roles)))
+        cached = self._cache.by_roles.get(key)
+        if cached is not None:
+            return cached
+        role_of = self.store.file_roles(repository_id)
+        wanted = np.array([role_of.get(path, file_role(path)) in roles for path in loaded.table.paths])
+        keep = wanted[loaded.table.file_index] if len(loaded.table) else np.zeros(0, dtype=bool)
+        if keep.all():
+            return loaded
+        owners = np.repeat(
+            np.asarray(loaded.mid_ids, dtype=np.int64), loaded.group_ends - loaded.group_starts
+        )
+        narrowed = self._loaded_from(
+            loaded.hierarchy_id, loaded.stamp, _table_rows(loaded.table, keep), owners[keep], cache=False
+        )
+        # Only the latest state of each hierarchy is kept (older stamps are dropped with it).
+        stale = [k for k in self._cache.by_roles if k[0] == loaded.hierarchy_id and k[1] != loaded.stamp]
+        for old in stale:
+            self._cache.by_roles.pop(old)
+        self._cache.by_roles[key] = narrowed
+        return narrowed
+
+    def tool_roles(
+        self, roles: str | tuple[str, ...] | list[str] | None, repository_id: int, params: Parameters
+    ) -> tuple[str, ...] | None:
+        """The roles an agent's tool searches (None: every file): those asked for (``"all"``: every
+        file), else ``params.tool_roles`` when the repository holds a file of one of them, else every
+        file (a repository of docs alone is still answered)."""
+        if isinstance(roles, str) and roles.strip().lower() in ("all", "*"):
+            return None
+        asked = parse_roles(roles) if isinstance(roles, str) else check_roles(roles)
+        if asked:
+            return asked
+        preferred = parse_roles(params.tool_roles)
+        if preferred and any(role in preferred for role in self.store.file_roles(repository_id).values()):
+            return preferred
+        return None
+
     def query_encoder(self, repository_id: int | None = None) -> Embedder:
         """The encoder that made the repository's vectors; a backend named in
         the settings that did not is an error, not a silent mismatch."""
@@ -235,6 +287,7 @@ class Searching:
         mode: str | None = None,
         join_pieces: bool = True,
         regions: bool = True,
+        roles: tuple[str, ...] | list[str] | str | None = None,
     ) -> QueryResponse:
         """Retrieve with ``mode`` (one of :data:`hsc.params.RETRIEVAL_MODES`;
         default: the parameters' ``retrieval_mode``; ``flat=True`` is short for
@@ -253,8 +306,12 @@ class Searching:
 
         ``regions``: also rank the regions (files and definitions; :attr:`QueryResponse.regions`)
         and the files (:attr:`QueryResponse.files`) from the mode's best ``region_candidates``
-        leaves (hsc.search.regions)."""
+        leaves (hsc.search.regions).
+
+        ``roles``: search only the files of these roles (:data:`hsc.chunk.roles.ROLES`, e.g.
+        ``("code", "test")`` or ``"code,test"``); None searches every file."""
         check_query(text)
+        wanted_roles = parse_roles(roles) if isinstance(roles, str) else check_roles(roles)
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         if hierarchy_id is None:
@@ -267,11 +324,24 @@ class Searching:
         flat = mode in ("flat", "hybrid-flat")
         loaded = self._load(hierarchy_id)
         hierarchy_id = loaded.hierarchy_id  # a stale hierarchy is rebuilt under a new id
+        if wanted_roles:
+            loaded = self._of_roles(loaded, int(hierarchy["repository_id"]), wanted_roles)
         started = time.perf_counter()
         vector = self.embed_query(text, int(hierarchy["repository_id"]))
         embedding_ms = (time.perf_counter() - started) * 1000
         started = time.perf_counter()
-        lexical = self._lexical(loaded, hierarchy, text, params) if mode in LEXICAL_MODES else None
+        lexical = (
+            self._lexical(loaded, hierarchy, text, params, wanted_roles) if mode in LEXICAL_MODES else None
+        )
+        boost = None
+        if mode in LEXICAL_MODES and params.exact_name_weight > 0:
+            repository_id = int(hierarchy["repository_id"])
+            boost = name_boost(
+                text,
+                loaded.table,
+                lambda names: self.store.definitions_named(repository_id, names),
+                params.exact_name_weight,
+            )
         lexical_ms = (time.perf_counter() - started) * 1000
         staged, staged_ms = Retrieval(GroupHits(), [], 0), 0.0
         staged_runs: dict[int, tuple[int, int]] = {}
@@ -295,6 +365,8 @@ class Searching:
                     params.group_score_weight,
                     lexical,
                     params.lexical_weight,
+                    boost,
+                    params.lexical_fusion,
                 ),
                 loaded.table,
                 params.leaf_level_top_k,
@@ -307,7 +379,14 @@ class Searching:
             started = time.perf_counter()
             exact, exact_runs, exact_found = full_retrieval(
                 lambda ask: flat_search(
-                    table.vectors, vector, max(ask, wanted), lexical, params.lexical_weight, table.definitions
+                    table.vectors,
+                    vector,
+                    max(ask, wanted),
+                    lexical,
+                    params.lexical_weight,
+                    table.definitions,
+                    boost,
+                    params.lexical_fusion,
                 ),
                 loaded.table,
                 params.leaf_level_top_k,
@@ -330,7 +409,11 @@ class Searching:
             label = labels.get(node_id)
             if label is not None:
                 groups.append(GroupResult(rank, f"mid:{node_id}", hit.score, **label))
-        lexical_part = _lexical_part(lexical, params.lexical_weight) if lexical is not None else None
+        lexical_part = (
+            _lexical_part(lexical or {}, params.lexical_weight, boost)
+            if lexical is not None and params.lexical_fusion == "sum"
+            else None
+        )
         two_stage = self._results(loaded, staged, lexical_part)
         flat_results = self._results(loaded, exact, lexical_part)
         ranked = two_stage + flat_results
@@ -411,16 +494,22 @@ class Searching:
         return labels
 
     def _lexical(
-        self, loaded: _Loaded, hierarchy: dict[str, Any], text: str, params: Parameters
+        self,
+        loaded: _Loaded,
+        hierarchy: dict[str, Any],
+        text: str,
+        params: Parameters,
+        roles: tuple[str, ...] | None = None,
     ) -> dict[int, float]:
         """Leaf row -> BM25 score of the query's best ``lexical_candidates`` leaves.
         Read only: the terms are written with the leaves at index time (a leaf
         indexed by an older hsc and not yet updated has none, and is ranked
         by its vector alone)."""
         repository_id = int(hierarchy["repository_id"])
-        match = match_expression(text, loaded.term_counts, params.lexical_term_share)
+        kept = kept_terms(text) if params.exact_name_weight > 0 else set()
+        match = match_expression(text, loaded.term_counts, params.lexical_term_share, kept)
         found = self.store.lexical_search(
-            repository_id, match, params.lexical_candidates, params.lexical_name_weight
+            repository_id, match, params.lexical_candidates, params.lexical_name_weight, roles
         )
         return {loaded.row_of_leaf[i]: score for i, score in found if i in loaded.row_of_leaf}
 

@@ -293,19 +293,25 @@ class TwoStageRetriever:
         group_weight: float = 0.0,
         lexical: dict[int, float] | None = None,
         lexical_weight: float = 0.0,
+        boost: dict[int, float] | None = None,
+        fusion: str = "sum",
     ) -> Retrieval:
+        """``fusion``: how BM25 joins the cosine (hsc.search.lexical.fuse). ``boost``: row -> a score
+        added to that leaf's, which is a candidate whatever stage 1 opened (the leaves holding
+        definitions the query names, hsc.search.names)."""
         groups = self.stage_one(query, mid_level_top_k, leaf_budget)
         if not groups:
             return Retrieval(GroupHits(), [], 0)
         rows, owner_scores = self._group_rows(groups)
         opened_leaves = len(rows)
-        if lexical:
+        found = {**(lexical or {}), **dict.fromkeys(boost or {}, 0.0)}
+        if found:
             group_score = dict(zip(groups.ordinals.tolist(), groups.scores.tolist()))
             # The lexical candidates stage 1 did not open, in row order (marks over the table, as
             # rows hold up to 10^5 at 10^6 leaves: sorting them to compare cost 15 ms a query).
             opened = np.zeros(len(self.leaf_vectors), dtype=np.bool_)
             opened[rows] = True
-            candidates = np.fromiter(lexical, dtype=np.int64, count=len(lexical))
+            candidates = np.fromiter(found, dtype=np.int64, count=len(found))
             extra = np.unique(candidates[~opened[candidates]])
             for ordinal in {int(self.group_of_row[r]) for r in extra} - set(group_score):
                 # A group stage 1 did not pick: its score is its mean vector's, as stage 1 would give.
@@ -318,8 +324,13 @@ class TwoStageRetriever:
             scores = scores + group_weight * owner_scores
         if lexical:
             scores = fuse(
-                scores, lexical_by_row(lexical, len(self.leaf_vectors), np.float64)[rows], lexical_weight
+                scores,
+                lexical_by_row(lexical, len(self.leaf_vectors), np.float64)[rows],
+                lexical_weight,
+                fusion,
             )
+        if boost:
+            scores = scores + lexical_by_row(boost, len(self.leaf_vectors), np.float64)[rows]
         best = top_k(scores, leaf_level_top_k)
         owners = self.group_of_row[rows[best]]
         leaves = [
@@ -390,6 +401,8 @@ def flat_search(
     lexical: dict[int, float] | None = None,
     lexical_weight: float = 0.0,
     definitions: DefinitionVectors | None = None,
+    boost: dict[int, float] | None = None,
+    fusion: str = "sum",
 ) -> Retrieval:
     """Exact cosine over every leaf: the baseline two-stage retrieval is judged by
     (with ``lexical``, fused with BM25 as in :meth:`TwoStageRetriever.search`; with
@@ -400,6 +413,8 @@ def flat_search(
     if definitions is not None and len(definitions):
         scores = _best_of_all(scores, definitions, query)
     if lexical:
-        scores = fuse(scores, lexical_by_row(lexical, len(scores)), lexical_weight)
+        scores = fuse(scores, lexical_by_row(lexical, len(scores)), lexical_weight, fusion)
+    if boost:
+        scores = scores + lexical_by_row(boost, len(scores))
     leaves = [LeafHit(int(i), float(scores[i]), -1, float("nan")) for i in top_k(scores, k)]
     return Retrieval(GroupHits(), leaves, int(len(leaf_vectors)))

@@ -64,6 +64,22 @@ class CodeFactTables(Database):
                 out[row[0]][2].append(ImportBinding(*row[1:]))
         return out
 
+    def definitions_named(self, repository_id: int, names: list[str]) -> list[tuple[str, str, str, int, int]]:
+        """(path, name, qualified scope, first line, last line) of the repository's definitions
+        called one of ``names`` (as written: case counts), in indexed files."""
+        if not names:
+            return []
+        marks = ", ".join("?" * len(names))
+        return [
+            (str(path), str(name), str(scope), int(start), int(end))
+            for path, name, scope, start, end in self.conn.execute(
+                f"""SELECT f.path, d.name, d.scope, d.start_line, d.end_line FROM definitions d
+                    JOIN files f ON f.id = d.file_id
+                    WHERE d.name IN ({marks}) AND f.repository_id = ? AND f.status = 'indexed'""",
+                (*names, repository_id),
+            )
+        ]
+
     def namespace_scopes(self, repository_id: int) -> list[tuple[str, str]]:
         """(path, scope) of every namespace definition of the repository (C#, PHP), by path."""
         return [

@@ -13,6 +13,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from hsc.chunk.roles import file_role
 from hsc.store.dbfile import (
     StoreError,
     claim_writer,
@@ -20,7 +21,14 @@ from hsc.store.dbfile import (
     refuse_what_is_not_a_database,
     translated_errors,
 )
-from hsc.store.schema import APPLICATION_ID, SCHEMA, SCHEMA_VERSION, identify, missing_columns
+from hsc.store.schema import (
+    APPLICATION_ID,
+    COMPLETED_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    identify,
+    missing_columns,
+)
 
 
 class Database:
@@ -100,7 +108,10 @@ class Database:
                 f"VALUES ('schema_version', '{SCHEMA_VERSION}');"
             )
         # A database made before a column was added gets it here, in the same transaction.
-        added = "".join(f"ALTER TABLE {t} ADD COLUMN {c} {d};" for t, c, d in missing_columns(self.conn))
+        missing = missing_columns(self.conn)
+        added = "".join(f"ALTER TABLE {t} ADD COLUMN {c} {d};" for t, c, d in missing)
+        added += "".join(COMPLETED_COLUMNS.get((t, c), "") for t, c, _ in missing)
+        self.conn.create_function("hsc_file_role", 1, file_role, deterministic=True)
         try:
             self.conn.executescript(f"BEGIN; {SCHEMA} {added} {mark} COMMIT;")
         except BaseException:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from hsc.chunk.roles import file_role
 from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.model import Definition, FileReport, ImportBinding, Leaf, LeafFacts
 from hsc.store.lexicon import LexicalTables, TermsOf
@@ -71,6 +72,18 @@ class FileTables(LexicalTables):
             )
         }
 
+    def file_roles(self, repository_id: int) -> dict[str, str]:
+        """path -> role (hsc.chunk.roles) of every indexed file of the repository; a row written
+        without one (by an older hsc, or read-only from before the column) has its path's."""
+        role = self.added_column("files", "role")
+        return {
+            str(path): str(stored) or file_role(str(path))
+            for path, stored in self.conn.execute(
+                f"SELECT path, {role} FROM files WHERE repository_id = ? AND status = 'indexed'",
+                (repository_id,),
+            )
+        }
+
     def files(self, repository_id: int) -> list[dict[str, Any]]:
         return self.rows("SELECT * FROM files WHERE repository_id = ? ORDER BY path", (repository_id,))
 
@@ -98,13 +111,14 @@ class FileTables(LexicalTables):
                 self.upgrade_leaf_terms(terms_of)  # a table from before its names column
             self.conn.execute(
                 """INSERT INTO files (repository_id, path, language, status, reason, size, content_hash,
-                                      chunk_key, embedding_model, leaf_count, indexed_at)
-                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      chunk_key, embedding_model, leaf_count, indexed_at, role)
+                   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                    ON CONFLICT (repository_id, path) DO UPDATE SET
                      language = excluded.language, status = excluded.status, reason = excluded.reason,
                      size = excluded.size, content_hash = excluded.content_hash,
                      chunk_key = excluded.chunk_key, embedding_model = excluded.embedding_model,
-                     leaf_count = excluded.leaf_count, indexed_at = excluded.indexed_at""",
+                     leaf_count = excluded.leaf_count, indexed_at = excluded.indexed_at,
+                     role = excluded.role""",
                 (
                     repository_id,
                     report.path,
@@ -117,6 +131,7 @@ class FileTables(LexicalTables):
                     model,
                     len(leaves),
                     time.time(),
+                    file_role(report.path),
                 ),
             )
             file_id = self.row(

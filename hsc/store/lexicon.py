@@ -24,16 +24,26 @@ class LexicalTables(Database):
     a repository's leaves all have theirs."""
 
     def lexical_search(
-        self, repository_id: int, match: str, limit: int, name_weight: float
+        self,
+        repository_id: int,
+        match: str,
+        limit: int,
+        name_weight: float,
+        roles: tuple[str, ...] | None = None,
     ) -> list[tuple[int, float]]:
         """(leaf id, BM25 score, higher is better) of the repository's best
         ``limit`` leaves for an FTS5 ``match`` expression, a term among the names a leaf
         defines counting ``name_weight`` times one of its text. Leaves without terms
         (indexed by an older hsc, not yet brought up to date) are not found; a
         database opened read-only from before the table existed finds none, and one
-        from before the names column is ranked by its terms alone."""
+        from before the names column is ranked by its terms alone. ``roles``: only leaves of files
+        of these roles (and of files written without one, which the caller sorts out by path)."""
         if not match or not self._has_table("leaf_terms"):
             return []
+        role_column = "f.role" if self.added_column("files", "role") == "role" else "''"
+        among = (
+            f" AND ({role_column} IN ({', '.join('?' * len(roles))}) OR {role_column} = '')" if roles else ""
+        )
         rank, weights = (
             ("bm25(leaf_terms, ?, 1.0)", (name_weight,))
             if self._terms_have_names()
@@ -43,9 +53,9 @@ class LexicalTables(Database):
             # A join, not "rowid IN (subquery)": the subquery form took seconds per query.
             f"""SELECT leaf_terms.rowid, -{rank} FROM leaf_terms
                JOIN leaves l ON l.id = leaf_terms.rowid JOIN files f ON f.id = l.file_id
-               WHERE leaf_terms MATCH ? AND f.repository_id = ?
+               WHERE leaf_terms MATCH ? AND f.repository_id = ?{among}
                ORDER BY {rank} LIMIT ?""",
-            (*weights, match, repository_id, *weights, limit),
+            (*weights, match, repository_id, *(roles or ()), *weights, limit),
         ).fetchall()
         return [(int(row[0]), float(row[1])) for row in rows]
 

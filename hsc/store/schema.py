@@ -45,6 +45,7 @@ CREATE TABLE IF NOT EXISTS files (
     embedding_model TEXT NOT NULL DEFAULT '',
     leaf_count INTEGER NOT NULL DEFAULT 0,
     indexed_at REAL,
+    role TEXT NOT NULL DEFAULT '',  -- what the file is for (hsc.chunk.roles); added by a migration
     UNIQUE (repository_id, path)
 );
 CREATE TABLE IF NOT EXISTS leaves (
@@ -128,6 +129,8 @@ CREATE TABLE IF NOT EXISTS definitions (
     end_line INTEGER NOT NULL,
     PRIMARY KEY (file_id, ordinal)
 );
+-- A query that names a definition finds it by name (hsc.search.names).
+CREATE INDEX IF NOT EXISTS definitions_by_name ON definitions (name);
 -- The texts a leaf holding definitions inside it is also embedded by, one per such definition
 -- (hsc.embed.definitions); their vectors are the embeddings under these hashes.
 CREATE TABLE IF NOT EXISTS definition_vectors (
@@ -269,7 +272,12 @@ BINDING_COLUMNS = ["local", "module", "name", "level", "line"]
 ADDED_COLUMNS = (
     ("leaf_facts", "refs", "TEXT NOT NULL DEFAULT '[]'"),
     ("quality_runs", "suite", "TEXT NOT NULL DEFAULT 'quality'"),
+    ("files", "role", "TEXT NOT NULL DEFAULT ''"),
 )
+# Filled in when the column is added (the role is read from the path alone, hsc.chunk.roles): an
+# older database is complete once it is opened writable. A row an older hsc writes later has ''
+# and is read as its path's role (hsc.store.Store.file_roles).
+COMPLETED_COLUMNS = {("files", "role"): "UPDATE files SET role = hsc_file_role(path) WHERE role = '';"}
 
 
 def missing_columns(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:

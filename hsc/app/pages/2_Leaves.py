@@ -73,12 +73,23 @@ if cut_with and cut_with != (params.minimum_chunk_token_length, params.maximum_c
     )
 
 st.subheader("Browse the leaves")
-filters = st.columns([2, 1, 1, 1])
+filters = st.columns([2, 1, 1, 1, 1])
 classes = filters[3].multiselect(
     "Class", sorted(everything["class"].unique()), key="leaves:classes", placeholder="code, prose, text"
 )
 if classes:
     frame = everything[everything["class"].isin(classes)].reset_index(drop=True)
+# What each file is for (hsc.chunk.roles): the table opens on the project's own code when it has
+# some, as agents' tools search it; docs, tests and changelogs are a choice away.
+present = sorted(frame["role"].unique()) if "role" in frame else []
+roles = filters[4].multiselect(
+    "Role",
+    present,
+    default=["code"] if "code" in present and len(present) > 1 else None,
+    key="leaves:roles",
+    placeholder="every role",
+    help="code, test, docs, changelog, example, config or generated, from the file's path",
+)
 paths = filters[0].multiselect(
     "Path", sorted(frame["path"].unique()), key="leaves:paths", placeholder="all files"
 )
@@ -88,6 +99,8 @@ node_types = filters[1].multiselect(
 scope_text = filters[2].text_input("Scope contains", key="leaves:scope", placeholder="e.g. PriceBook")
 
 shown = frame
+if roles:
+    shown = shown[shown["role"].isin(roles)]
 if paths:
     shown = shown[shown["path"].isin(paths)]
 if node_types:
@@ -107,7 +120,7 @@ with table:
     more = f" (the first {MAX_ROWS}: filter to see others)" if matching > MAX_ROWS else ""
     st.caption(f"{matching} of {len(frame)} leaves{more} · select a row to open it")
     event = st.dataframe(
-        shown[["path", "lines", "token_count", "scope", "node_type", "class"]].assign(
+        shown[["path", "lines", "token_count", "scope", "node_type", "role", "class"]].assign(
             path=shown["path"].map(lambda p: keep_end(p, 40)),
             scope=shown["scope"].map(lambda s: keep_end(s, 60)),
         ),
@@ -120,6 +133,7 @@ with table:
             "node_type": st.column_config.TextColumn("node type", width="small"),
             "lines": st.column_config.TextColumn(width="small"),
             "token_count": st.column_config.NumberColumn("tokens", width="small"),
+            "role": st.column_config.TextColumn(width="small"),
         },
     )
     selected_rows = [row for row in event.selection.rows if row < len(shown)]
@@ -128,8 +142,8 @@ with table:
 with detail:
     st.markdown(f"**{ui.md(leaf['scope'] or leaf['path'])}**")
     st.text(
-        f"{leaf['path']} · {leaf['lines']} · {leaf['node_type']} · {leaf['token_count']} tokens · "
-        f"cut by {leaf['chunker']} · {leaf['id']}"
+        f"{leaf['path']} · {leaf['role']} · {leaf['lines']} · {leaf['node_type']} · "
+        f"{leaf['token_count']} tokens · cut by {leaf['chunker']} · {leaf['id']}"
     )
     file_leaves = frame[frame["path"] == leaf["path"]].to_dict("records")
     position = next(i for i, row in enumerate(file_leaves) if row["id"] == leaf["id"]) + 1

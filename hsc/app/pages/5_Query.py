@@ -24,13 +24,27 @@ by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 RESPONSE = "query:response"
 ASKED_WITH = "query:parameters"
+ASKED_ROLES = "query:asked_roles"
 
-ask = st.columns([4, 2, 1], vertical_alignment="bottom")
+ask = st.columns([4, 2, 2, 1], vertical_alignment="bottom")
 text = ask[0].text_input("Query", key="query:text", placeholder="e.g. take a percentage off a price")
 chosen_name = ask[1].selectbox(
     "Parameter set", names, index=names.index("default") if "default" in names else 0, key="query:set"
 )
-search = ask[2].button("Search", type="primary", key="query:search", width="stretch")
+# What each file is for (hsc.chunk.roles): like the agents' tools, the page asks the project's own
+# code first when it has some; docs, tests and changelogs are a choice away.
+present = sorted(set(index.store.file_roles(repository_id).values()))
+roles = tuple(
+    ask[2].multiselect(
+        "Roles",
+        present,
+        default=["code"] if "code" in present and len(present) > 1 else None,
+        key="query:roles",
+        placeholder="every file",
+        help="Search only files of these roles: code, test, docs, changelog, example, config, generated.",
+    )
+)
+search = ask[3].button("Search", type="primary", key="query:search", width="stretch")
 params = ui.current_parameters()
 st.caption(query_view.parameters_line(params))
 
@@ -38,14 +52,27 @@ hierarchy_id = int(by_name[chosen_name]["id"])
 previous: QueryResponse | None = st.session_state.get(RESPONSE)
 # Pressing Enter in the box reruns the page too: search then as well, but only
 # when something changed, since every query is recorded in the history.
-asked_again = previous is None or (previous.query, previous.hierarchy_id) != (text, hierarchy_id)
+asked_again = previous is None or (
+    previous.query,
+    previous.hierarchy_id,
+    st.session_state.get(ASKED_ROLES),
+) != (
+    text,
+    hierarchy_id,
+    roles,
+)
 # A click on Search with nothing (or only spaces) typed, or spaces sent with Enter, gets the
 # library's one-line message; an empty box on arrival says nothing.
 if search or (text and asked_again):
     try:
         st.session_state[RESPONSE] = index.query(
-            check_query(text), repository_id=repository_id, hierarchy_id=hierarchy_id, params=params
+            check_query(text),
+            repository_id=repository_id,
+            hierarchy_id=hierarchy_id,
+            params=params,
+            roles=roles or None,
         )
+        st.session_state[ASKED_ROLES] = roles
         st.session_state[ASKED_WITH] = params  # explained with these, whatever the sidebar says later
     except ValueError as error:
         st.warning(ui.md(str(error)))
@@ -104,7 +131,7 @@ if response is not None and response.query.strip():
             height=min(38 + 35 * len(response.groups), 400),
         )
 
-    context_pack_section(index, response, params)
+    context_pack_section(index, response, params, st.session_state.get(ASKED_ROLES) or None)
 
     st.subheader("Open a result")
     result = query_view.pick_result(response)

@@ -18,6 +18,7 @@ from hsc import Index, Settings
 from hsc.api import NodeView
 from hsc.app import DEFAULT_SAMPLE, SAMPLES_DIR
 from hsc.app.ui.text import line_range
+from hsc.chunk.roles import file_role
 from hsc.embed.base import encoder_cache_dir
 from hsc.embed.onnx_export import needs_export
 from hsc.explore.views import FolderSurvey
@@ -215,11 +216,15 @@ def leaf_rows(index: Index, repository: dict[str, Any]) -> list[dict[str, Any]]:
 def _leaf_frame(_index: Index, database: str, repository_id: int, indexed_at: float) -> pd.DataFrame:
     frame = pd.DataFrame(_leaf_rows(_index, database, repository_id, indexed_at))
     frame["lines"] = [line_range(s, e) for s, e in zip(frame["start_line"], frame["end_line"], strict=True)]
+    if len(frame):  # what each file is for (hsc.chunk.roles), as stored with its leaves
+        roles = _index.store.file_roles(repository_id)
+        frame["role"] = [roles.get(path) or file_role(path) for path in frame["path"]]
     return frame
 
 
 def leaf_frame(index: Index, repository: dict[str, Any]) -> pd.DataFrame:
-    """:func:`leaf_rows` as a table with a "lines" column (read-only; cached until re-indexed)."""
+    """:func:`leaf_rows` as a table with "lines" and "role" columns (read-only; cached until
+    re-indexed)."""
     key = (str(database_path()), int(repository["id"]), float(repository.get("indexed_at") or 0.0))
     return _leaf_frame(index, *key)
 

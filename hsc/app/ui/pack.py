@@ -41,8 +41,9 @@ def _pack(
     mode: str | None,
     budget: int,
     overrides: tuple[tuple[str, Any], ...],
+    roles: tuple[str, ...] | None = None,
 ) -> ContextPack:
-    return _index.context(query, budget, mode, hierarchy_id=hierarchy_id, **dict(overrides))
+    return _index.context(query, budget, mode, hierarchy_id=hierarchy_id, roles=roles, **dict(overrides))
 
 
 def query_parameters(params: Parameters) -> tuple[tuple[str, Any], ...]:
@@ -58,14 +59,16 @@ def context_pack(
     budget: int,
     stamp: str | None = None,
     params: Parameters | None = None,
+    roles: tuple[str, ...] | None = None,
 ) -> ContextPack:
     """The pack of ``query`` in this hierarchy, with its own parameters or the query stage of ``params``
-    (``stamp``: the hierarchy's :func:`hierarchy_stamp`; read if not given)."""
+    (``stamp``: the hierarchy's :func:`hierarchy_stamp`; read if not given), from the files of
+    ``roles`` (None: every file)."""
     if stamp is None:
         with index_lock():
             stamp = hierarchy_stamp(index, hierarchy_id)
     overrides = query_parameters(params) if params is not None else ()
-    return _pack(index, str(database_path()), hierarchy_id, stamp, query, mode, budget, overrides)
+    return _pack(index, str(database_path()), hierarchy_id, stamp, query, mode, budget, overrides, roles)
 
 
 def budget_input(key: str) -> int:
@@ -134,10 +137,12 @@ def show_pack(pack: ContextPack, key: str) -> None:
 
 
 @st.fragment
-def context_pack_section(index: Index, response: QueryResponse, params: Parameters) -> None:
+def context_pack_section(
+    index: Index, response: QueryResponse, params: Parameters, roles: tuple[str, ...] | None = None
+) -> None:
     """The Query page's pack for the response's query, hierarchy and mode, and the
-    query stage of ``params`` (the sidebar's), with its own budget (a change
-    reruns only this section)."""
+    query stage of ``params`` (the sidebar's), from the files of ``roles`` (the page's filter),
+    with its own budget (a change reruns only this section)."""
     st.subheader(PACK_TITLE)
     st.caption(
         "Ten leaves are not what a coding assistant needs: it needs at most so many tokens that let a model "
@@ -149,5 +154,7 @@ def context_pack_section(index: Index, response: QueryResponse, params: Paramete
     if response.hierarchy_id is None:
         return
     budget = budget_input("query:budget")
-    pack = context_pack(index, response.hierarchy_id, response.query, response.mode, budget, params=params)
+    pack = context_pack(
+        index, response.hierarchy_id, response.query, response.mode, budget, params=params, roles=roles
+    )
     show_pack(pack, "query:pack")
