@@ -55,8 +55,11 @@ Report = Callable[[str], None]
 
 
 def file_order(response: QueryResponse) -> list[str]:
-    """The files a query answers with, best first: the order of each file's best leaf.
-    The one place the benchmark reads a file ranking from a response."""
+    """The files a query answers with, best first: its file ranking (:attr:`QueryResponse.files`,
+    hsc.search.regions), else the order of each file's best leaf. The one place the benchmark
+    reads a file ranking from a response."""
+    if response.files:
+        return [region.path for region in response.files]
     return list(dict.fromkeys(result.path for result in response.results))
 
 
