@@ -42,8 +42,10 @@ def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def fresh_session() -> AppTest:
-    """A new browser session on the app's first page."""
+    """A new browser session on the app's first page, opened by a link to the sample with the
+    default parameters (a bare address would open the view another test left in the database)."""
     app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.query_params["repo"] = SAMPLE.name
     app.run()
     assert_clean(app)
     return app

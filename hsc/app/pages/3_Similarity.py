@@ -162,6 +162,7 @@ def live_view() -> None:
         ui.parameter_input("boundary_rule", "similarity")
 
     params = ui.current_parameters()
+    ui.publish_view(index, repository)  # a slider step reruns only this fragment: the URL follows here
     started = time.perf_counter()
     # Cached vectors, numpy only: a new threshold or window costs milliseconds, no database write.
     plan = index.preview(int(repository["id"]), params)

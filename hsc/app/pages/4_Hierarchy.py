@@ -43,10 +43,9 @@ def parameters_label(values: dict[str, Any]) -> str:
 
 
 names = list(by_name)
-chosen_name = st.selectbox(
-    "Parameter set",
+chosen_name = ui.set_picker(
+    st,
     names,
-    index=names.index("default") if "default" in names else 0,
     key="hierarchy:set",
     format_func=lambda n: f"{n} — {parameters_label(by_name[n]['parameters'])}",
 )

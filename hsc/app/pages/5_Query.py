@@ -27,9 +27,7 @@ ASKED_WITH = "query:parameters"
 
 ask = st.columns([4, 2, 1], vertical_alignment="bottom")
 text = ask[0].text_input("Query", key="query:text", placeholder="e.g. take a percentage off a price")
-chosen_name = ask[1].selectbox(
-    "Parameter set", names, index=names.index("default") if "default" in names else 0, key="query:set"
-)
+chosen_name = ui.set_picker(ask[1], names, key="query:set")
 search = ask[2].button("Search", type="primary", key="query:search", width="stretch")
 params = ui.current_parameters()
 st.caption(query_view.parameters_line(params))

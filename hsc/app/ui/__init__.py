@@ -31,6 +31,7 @@ from hsc.app.ui.params import (
 )
 from hsc.app.ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
 from hsc.app.ui.sidebar import render_sidebar
+from hsc.app.ui.state import publish_view, set_picker
 from hsc.app.ui.text import (
     WHY_NO_SMOOTHING,
     blank_missing,
@@ -70,6 +71,8 @@ __all__ = [
     "page_setup",
     "parameters_from",
     "plot_text",
+    "publish_view",
+    "set_picker",
     "repository_path_problem",
     "require_repository",
     "run_build",
