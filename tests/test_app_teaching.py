@@ -30,7 +30,9 @@ def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def open_page(page: str) -> AppTest:
+    """A new session opened by a link to the sample (a bare address opens the last view kept)."""
     app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.query_params["repo"] = SAMPLE.name
     app.run()
     app.switch_page(page).run()
     assert_clean(app)

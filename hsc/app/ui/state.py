@@ -64,6 +64,8 @@ def restore_view(index: Index) -> None:
     from_url = bool(given)
     if not from_url:
         given = _saved_view(index)
+        if ACTIVE_REPOSITORY in st.session_state:  # chosen before this first run: the session's own
+            given.pop(REPO, None)
     problems: list[str] = []
     name = given.get(REPO, "").strip()
     if name:
