@@ -229,7 +229,7 @@ def start_job(
     job_id = int(row["id"])
     worker = subprocess.Popen(
         [python, "-m", "hsc.index.jobs", str(store.path), str(job_id)],
-        env={**os.environ, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")},
+        env=_worker_environment(),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -241,6 +241,13 @@ def start_job(
     job = get_job(store, job_id)
     assert job is not None
     return job, True
+
+
+def _worker_environment() -> dict[str, str]:
+    """The starter's environment, with this hsc first on the path: the worker runs the same code."""
+    package_parent = str(Path(__file__).resolve().parent.parent.parent)
+    path = os.pathsep.join(filter(None, [package_parent, os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
 
 
 def request_stop(store: Store, job_id: int) -> None:
