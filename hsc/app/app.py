@@ -53,6 +53,9 @@ def say_how_it_ended(job: ui.Job) -> None:
             st.session_state[JUST_INDEXED] = (True, f"Indexed {job.name}: {job.outcome['message']}.")
     else:
         st.session_state[JUST_INDEXED] = (False, f"Indexing {job.name} {job.describe()}")
+        repository_id = index.repository_id(job.root)
+        if repository_id is not None:  # its page, where it can be resumed
+            ui.set_active_repository(repository_id)
 
 
 # Runs in progress, whichever tab started them: watched here until they end, and stoppable.
