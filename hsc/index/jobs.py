@@ -129,7 +129,7 @@ class Job:
             asked = " (stop asked)" if self.stop_requested else ""
             return f"indexing {self.name}: {where}, {self.leaves_embedded} leaves embedded{asked}"
         said = self.outcome.get("message", "")
-        return f"{self.state}: {self.name}" + (f" — {said}" if said else "")
+        return self.state + (f": {said}" if said else "")
 
 
 def _job(row: dict[str, Any]) -> Job:
