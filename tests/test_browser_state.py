@@ -95,6 +95,18 @@ def test_a_reload_a_second_tab_and_a_bare_address_open_the_same_view(server, art
             # A link naming a repository that is not indexed says so.
             bare.goto(f"{url}/?repo=flask")
             bare.get_by_text("which is not indexed in this database").wait_for(timeout=PAGE_MS)
+
+            # The sidebar's parameter panel stays open while the count of changed parameters changes.
+            sidebar = page.locator('[data-testid="stSidebar"]')
+            sidebar.get_by_text("Show and change them").click()
+            for name, value, count in (("leaf_level_top_k", "9", 2), ("mid_level_top_k", "4", 3)):
+                box = sidebar.get_by_label(name, exact=True)
+                box.fill(value)
+                box.press("Enter")
+                sidebar.get_by_text(f"Parameters ({count} changed)").wait_for(timeout=PAGE_MS)
+                _settle(page, PAGE_MS)
+                assert sidebar.get_by_label("embedding_batch_size", exact=True).is_visible()
+            assert query(page.url)["leaf_level_top_k"] == "9"
         finally:
             browser.close()
     assert "Traceback" not in log.read_text()
