@@ -115,3 +115,18 @@ def test_a_linked_parameter_set_is_the_one_every_page_traces() -> None:
     open_page(elsewhere, "pages/5_Query.py")
     assert elsewhere.selectbox(key="query:set").value == "default"
     assert "set" not in elsewhere.query_params
+
+
+def test_the_similarity_page_says_what_the_threshold_does_and_what_it_does_to_retrieval() -> None:
+    app = open_page(session(repo="inventory_py"), "pages/3_Similarity.py")
+    boundaries = next(m.value for m in app.metric if m.label == "Topic boundaries")
+    line = next(c.value for c in app.caption if c.value.startswith("Under the valley rule"))
+    assert f"0.60 → {boundaries}" in line and "0.50 → " in line and "0.70 → " in line
+    recall = {m.label: m.value for m in app.metric if m.label.startswith("Recall@10")}
+    assert set(recall) == {"Recall@10, two stages", "Recall@10, flat"}
+    assert "of the repository's own docstrings" in texts(app)
+    # The seed's rule reads the other way.
+    app.segmented_control(key="param:similarity:boundary_rule").set_value("threshold").run()
+    assert_clean(app)
+    assert any(c.value.startswith("Under the threshold rule") for c in app.caption)
+    assert "Measured in" in texts(app) and "kept for this setting" in texts(app)

@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from hsc.app import ui
+from hsc.app.ui.similarity import retrieval_effect, threshold_effect
 from hsc.app.ui.tuning import current_against_saved
 from hsc.explore.figures import chart_config, overview_curve, plan_similarity_curve
 from hsc.explore.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
@@ -171,6 +172,8 @@ def live_view() -> None:
         st.info("This repository has fewer than two leaves, so there are no neighbours to compare.")
         return
     counts(plan, preview_ms)
+    st.caption(threshold_effect(index, repository, params, plan.segmentation.topic_boundary_count))
+    retrieval_effect(index, repository, plan, params)
     start, end, title = rows_in_view(plan)
     if end - start < 2:
         st.info("This file has a single leaf, so there is nothing to compare inside it.")
