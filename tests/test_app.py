@@ -282,7 +282,8 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert_clean(app)
     staged, flat, groups = (d.value for d in app.dataframe[:3])
     assert len(groups) > 0 and len(staged) > 0 and len(flat) > 0
-    assert "flat rank" in staged.columns and "two-stage rank" in flat.columns
+    # The flat table names the mode it is set against: the shipped one.
+    assert "flat rank" in staged.columns and f"{Parameters().retrieval_mode} rank" in flat.columns
     assert staged["scope"].str.contains("discount", case=False).any()
     assert app.code[0].value.strip()  # the first result's code is open
     history = app.dataframe[-1].value

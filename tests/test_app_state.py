@@ -130,3 +130,23 @@ def test_the_similarity_page_says_what_the_threshold_does_and_what_it_does_to_re
     assert_clean(app)
     assert any(c.value.startswith("Under the threshold rule") for c in app.caption)
     assert "Measured in" in texts(app) and "kept for this setting" in texts(app)
+
+
+def test_the_walkthrough_traces_the_shipped_mode_and_says_how_stage_one_ran() -> None:
+    from hsc import Parameters
+
+    app = open_page(session(repo="inventory_py"), "pages/7_Walkthrough.py")
+    app.selectbox(key="walk:file").set_value("inventory/pricing.py").run()
+    app.text_input(key="walk:query:inventory/pricing.py").input("apply a percentage discount to a price")
+    next(b for b in app.button if b.label == "Follow it through both stages").click().run()
+    assert_clean(app)
+    shipped = Parameters().retrieval_mode
+    assert f"Traced in `{shipped}` mode" in texts(app)
+    # The sample's 34 groups: stage 1 widened to a tenth of the leaves asks for more than 2% of them.
+    assert "scores all" in texts(app) and "skips the HNSW index" in texts(app)
+    app.segmented_control(key="walk:mode:inventory/pricing.py").set_value("two-stage").run()
+    assert_clean(app)
+    assert "Traced in `two-stage` mode" in texts(app)
+    # Every page's sidebar explains the seed once.
+    glossary = [e for e in app.sidebar.expander if e.label == "Glossary"]
+    assert len(glossary) == 1 and "the seed" in "\n".join(m.value for m in glossary[0].markdown)

@@ -7,7 +7,7 @@ import streamlit as st
 from hsc import Index
 from hsc.app.ui.context import active_repository, database_path, summariser_text
 from hsc.app.ui.params import parameter_editor
-from hsc.app.ui.text import md
+from hsc.app.ui.text import glossary_markdown, md
 
 
 def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()) -> None:
@@ -27,3 +27,5 @@ def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()
         st.caption(f"**Summariser** {md(summariser_text(index))}")
         st.caption(f"**Database** {md(database_path())}")
         parameter_editor(page, own_parameters)
+        with st.expander("Glossary", key="sidebar:glossary"):
+            st.markdown(glossary_markdown())
