@@ -386,7 +386,8 @@ def test_query_page_shows_the_context_pack_at_its_budget(app_database: Path) -> 
     assert "What a model would be given" in texts(app)
 
     def shown_pack() -> tuple[int, list[tuple], str]:
-        used, budget = (int(n.replace(",", "")) for n in metric(app, "Budget used").split(" of "))
+        [(label, value)] = [(m.label, m.value) for m in app.metric if m.label.startswith("Budget used")]
+        used, budget = int(value.replace(",", "")), int(label.split(" of ")[1].split()[0].replace(",", ""))
         [spans] = [d.value for d in app.dataframe if "why it is here" in d.value.columns]
         [prompt] = [c.value for c in app.code if c.value.startswith("### ")]
         assert used == spans["tokens"].sum() <= budget

@@ -65,6 +65,7 @@ def test_a_link_opens_its_repository_and_parameters_and_a_bare_address_the_last_
     # A link to the sample with a tuned threshold: that repository, that value, nothing else changed.
     linked = session(repo="inventory_py", similarity_drop_threshold="0.45")
     assert "inventory_py" in texts(linked, sidebar=True).replace("\\", "")
+    assert "95 leaves in 8 files indexed)" in texts(linked, sidebar=True)  # as the pages count them
     assert linked.session_state["hsc_parameters"]["similarity_drop_threshold"] == pytest.approx(0.45)
     assert "Parameters (1 changed)" in texts(linked, sidebar=True)
     assert [e.label for e in linked.sidebar.expander] == ["Show and change them"]  # the same in every state

@@ -124,11 +124,12 @@ def rows_in_view(plan: HierarchyPlan) -> tuple[int, int, str]:
     return start, end, title
 
 
-def pair_detail(plan: HierarchyPlan, pair: int) -> None:
-    """The two leaves a clicked point compares, side by side."""
+def pair_detail(plan: HierarchyPlan, pair: int, start: int) -> None:
+    """The two leaves a clicked point compares, side by side (numbered as the chart's axis is)."""
     seg, group_of_leaf, table = plan.segmentation, plan.group_of_leaf(), plan.table
     st.markdown(
-        f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
+        f"**Leaves {pair - start} and {pair - start + 1} on the chart:** raw similarity "
+        f"{seg.similarities[pair]:.3f}, "
         f"smoothed {seg.smoothed[pair]:.3f}"
         + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
     )
@@ -195,7 +196,7 @@ def live_view() -> None:
         points = event.selection.points if event else []
         pair = pair_at(start, end, points[0].get("x")) if points else None
         if pair is not None:
-            pair_detail(plan, pair)
+            pair_detail(plan, pair, start)
     current_against_saved(index, repository, params)
 
 

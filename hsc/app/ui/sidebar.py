@@ -17,9 +17,15 @@ def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()
         if repository is None:
             st.caption("**Repository** none yet")
         else:
+            # Files indexed, as the pages count them; the others were skipped (binary, too large, failed).
+            indexed, seen = (
+                repository.get("indexed_file_count", repository["file_count"]),
+                repository["file_count"],
+            )
+            skipped = f", {seen - indexed} skipped" if seen > indexed else ""
             st.caption(
                 f"**Repository** {md(repository['name'])} "
-                f"({repository['leaf_count']} leaves in {repository['file_count']} files)"
+                f"({repository['leaf_count']} leaves in {indexed} files indexed{skipped})"
             )
         model = (repository or {}).get("embedding_model") or index.settings.embedding_model
         st.caption(f"**Embedding model** {md(model)}")
