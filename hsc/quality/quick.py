@@ -25,7 +25,7 @@ import numpy as np
 
 from hsc.hierarchy.groups import HierarchyPlan
 from hsc.params import Parameters
-from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever
+from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever, flat_search
 from hsc.store import Store
 
 K = 10
@@ -97,7 +97,8 @@ def quick_recall(
     for query, vector in zip(queries, vectors):
         found = retriever.search(vector, params.mid_level_top_k, K, budget, params.group_score_weight)
         staged += _answers(plan, [hit.row for hit in found.leaves], query)
-        nearest = np.argsort(-(table.vectors @ vector))[:K]
-        flat += _answers(plan, nearest.tolist(), query)
+        # The same scoring as stage 2 (definition vectors included), over every leaf.
+        nearest = flat_search(table.vectors, vector, K, definitions=table.definitions)
+        flat += _answers(plan, [hit.row for hit in nearest.leaves], query)
     n = max(len(queries), 1)
     return QuickRecall(len(queries), staged / n, flat / n, int(plan.group_count))
