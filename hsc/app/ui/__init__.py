@@ -40,7 +40,9 @@ from hsc.app.ui.text import (
     code_language,
     line_range,
     md,
+    once_per_run,
     plot_text,
+    scope_in_file,
     shorten,
     signed,
 )
@@ -77,6 +79,8 @@ __all__ = [
     "page_setup",
     "parameters_from",
     "plot_text",
+    "once_per_run",
+    "scope_in_file",
     "publish_view",
     "set_picker",
     "repository_path_problem",

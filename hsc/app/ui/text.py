@@ -136,3 +136,19 @@ GLOSSARY = (
 
 def glossary_markdown() -> str:
     return "\n".join(f"- **{md(term)}**: {md(meaning)}" for term, meaning in GLOSSARY)
+
+
+def scope_in_file(scope: str, path: str) -> str:
+    """``scope`` without the module prefix its file's path already says ("inventory.pricing.PriceBook.add"
+    in inventory/pricing.py -> "PriceBook.add"), so a narrow column shows the end that differs."""
+    module = path.rsplit(".", 1)[0].replace("/", ".")
+    for prefix in (module, module.removesuffix(".__init__")):
+        if prefix and scope.startswith(prefix + "."):
+            return scope[len(prefix) + 1 :]
+    return scope
+
+
+def once_per_run(values: list[str]) -> list[str]:
+    """Each value where it differs from the row above, else blank: a table in document order
+    names each file once, at its first row."""
+    return [value if n == 0 or value != values[n - 1] else "" for n, value in enumerate(values)]
