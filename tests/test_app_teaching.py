@@ -230,5 +230,6 @@ def test_tuning_compares_sets_and_asks_before_replacing_one() -> None:
     app.text_input(key="tuning:query:text").input("apply a percentage discount to a price").run()
     assert_clean(app)
     rankings = frame_with(app, "loose ranks it")
+    assert f"Answered in `{Parameters().retrieval_mode}` mode" in shown(app)  # the shipped mode, said
     assert rankings["default"].iloc[0].startswith("inventory.pricing.apply_discount")
     assert int(metric(app, "Leaves scored, default")) > 0
