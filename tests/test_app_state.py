@@ -151,3 +151,12 @@ def test_the_walkthrough_traces_the_shipped_mode_and_says_how_stage_one_ran() ->
     # Every page's sidebar explains the seed once.
     glossary = [e for e in app.sidebar.expander if e.label == "Glossary"]
     assert len(glossary) == 1 and "the seed" in "\n".join(m.value for m in glossary[0].markdown)
+
+
+def test_the_group_table_names_each_file_once_and_scopes_without_their_module() -> None:
+    app = open_page(session(repo="inventory_py"), "pages/4_Hierarchy.py")
+    [groups] = [d.value for d in app.dataframe if "summary" in d.value.columns]
+    named = [p for p in groups["path"] if p]
+    assert len(named) == len(set(named)) == groups["path"].nunique() - ("" in set(groups["path"]))
+    assert "" in set(groups["path"]) and groups["path"].iloc[0]  # later groups of a file leave it blank
+    assert not groups["scope"].str.startswith("inventory.pricing.").any()
