@@ -42,8 +42,10 @@ def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def fresh_session() -> AppTest:
-    """A new browser session on the app's first page."""
+    """A new browser session on the app's first page, opened by a link to the sample with the
+    default parameters (a bare address would open the view another test left in the database)."""
     app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.query_params["repo"] = SAMPLE.name
     app.run()
     assert_clean(app)
     return app
@@ -175,7 +177,11 @@ def test_leaves_page_shows_the_table_the_code_and_the_histogram() -> None:
 
     app.multiselect(key="leaves:paths").select("inventory/pricing.py").run()
     assert_clean(app)
-    assert set(app.dataframe[0].value["path"]) == {"inventory/pricing.py"}
+    # The file named once, at its first row; scopes without the module its path already says.
+    picked = app.dataframe[0].value
+    assert list(picked["path"]) == ["inventory/pricing.py"] + [""] * (len(picked) - 1)
+    assert {"PriceTier", "apply_discount"} <= set(picked["scope"])
+    assert not picked["scope"].str.startswith("inventory.pricing.").any()
     app.multiselect(key="leaves:paths").unselect("inventory/pricing.py").run()
 
     everything = len(table)
@@ -308,7 +314,8 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert_clean(app)
     staged, flat, groups = (d.value for d in app.dataframe[:3])
     assert len(groups) > 0 and len(staged) > 0 and len(flat) > 0
-    assert "flat rank" in staged.columns and "two-stage rank" in flat.columns
+    # The flat table names the mode it is set against: the shipped one.
+    assert "flat rank" in staged.columns and f"{Parameters().retrieval_mode} rank" in flat.columns
     assert staged["scope"].str.contains("discount", case=False).any()
     assert app.code[0].value.strip()  # the first result's code is open
     history = app.dataframe[-1].value
@@ -411,7 +418,8 @@ def test_query_page_shows_the_context_pack_at_its_budget(app_database: Path) -> 
     assert "What a model would be given" in texts(app)
 
     def shown_pack() -> tuple[int, list[tuple], str]:
-        used, budget = (int(n.replace(",", "")) for n in metric(app, "Budget used").split(" of "))
+        [(label, value)] = [(m.label, m.value) for m in app.metric if m.label.startswith("Budget used")]
+        used, budget = int(value.replace(",", "")), int(label.split(" of ")[1].split()[0].replace(",", ""))
         [spans] = [d.value for d in app.dataframe if "why it is here" in d.value.columns]
         [prompt] = [c.value for c in app.code if c.value.startswith("### ")]
         assert used == spans["tokens"].sum() <= budget

@@ -30,7 +30,9 @@ def app_database(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def open_page(page: str) -> AppTest:
+    """A new session opened by a link to the sample (a bare address opens the last view kept)."""
     app = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    app.query_params["repo"] = SAMPLE.name
     app.run()
     app.switch_page(page).run()
     assert_clean(app)
@@ -228,5 +230,6 @@ def test_tuning_compares_sets_and_asks_before_replacing_one() -> None:
     app.text_input(key="tuning:query:text").input("apply a percentage discount to a price").run()
     assert_clean(app)
     rankings = frame_with(app, "loose ranks it")
+    assert f"Answered in `{Parameters().retrieval_mode}` mode" in shown(app)  # the shipped mode, said
     assert rankings["default"].iloc[0].startswith("inventory.pricing.apply_discount")
     assert int(metric(app, "Leaves scored, default")) > 0

@@ -23,6 +23,16 @@ from tests.test_browser import (  # noqa: F401 - fixtures used by name
 
 pytestmark = pytest.mark.browser
 
+# For each chart: where its y axis title and its y tick labels are drawn, in page pixels.
+AXIS_PLACEMENT = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap(plot => {
+  const title = plot.querySelector('.g-ytitle text');
+  const ticks = [...plot.querySelectorAll('.ytick text')].map(t => t.getBoundingClientRect());
+  if (!title || !ticks.length) return [];
+  const box = title.getBoundingClientRect();
+  return [{title_left: box.left, title_right: box.right, ticks_left: Math.min(...ticks.map(t => t.left)),
+           plot_left: plot.getBoundingClientRect().left}];
+})"""
+
 
 def require_browser() -> Any:
     """Playwright's ``sync_playwright``, or a skip (a failure under HSC_REQUIRE_BROWSER=1)."""
@@ -86,6 +96,15 @@ def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
             report.value.save_as(saved)
             assert saved.name == "hsc-report-inventory_py-default.html"
             assert "<h2>Sample queries</h2>" in saved.read_text(encoding="utf-8")
+
+            # Opened on its own: every chart's y axis title sits left of its tick labels, inside the chart.
+            report_page = context.new_page()
+            report_page.goto(saved.as_uri())
+            report_page.locator(".js-plotly-plot .ytick").first.wait_for(timeout=PAGE_MS)
+            placed = report_page.evaluate(AXIS_PLACEMENT)
+            assert placed and all(
+                p["title_right"] <= p["ticks_left"] and p["title_left"] >= p["plot_left"] for p in placed
+            ), placed
         finally:
             browser.close()
     assert "Traceback" not in log.read_text()

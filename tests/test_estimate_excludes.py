@@ -16,7 +16,13 @@ import pytest
 from conftest import ROOT
 
 from hsc.api import Index
-from hsc.index.estimate import GUESSED_BYTES_PER_SECOND, MEASURABLE_BYTES, TimeLeft
+from hsc.index.estimate import (
+    BYTES_PER_LEAF,
+    GUESSED_BYTES_PER_SECOND,
+    MEASURABLE_BYTES,
+    MEASURABLE_LEAVES,
+    TimeLeft,
+)
 from hsc.index.pipeline import Progress
 from hsc.params import Settings
 
@@ -52,10 +58,17 @@ def test_the_estimate_counts_only_files_that_will_be_parsed_at_the_measured_rate
         assert "files to parse" in before.describe() and "first guess" in before.describe()
         report = index.index(mixed_folder)
         after = index.survey(mixed_folder)
+        # A copy, every file parsed again but every vector cached: nothing embedded, nothing learned.
+        cached = index.index(shutil.copytree(mixed_folder, tmp_path / "copy"))
+        again = index.survey(mixed_folder)
     assert after.measured and "this machine" in after.describe()
-    # The rate leaves out loading the encoder (once per process): at least the run's average.
-    assert after.bytes_per_second >= report.bytes_parsed / report.seconds * 0.99
+    # The rate of leaves embedded, as the bytes they stand for, leaving out loading the encoder
+    # (once per process): at least the run's average.
+    assert report.leaves_embedded >= MEASURABLE_LEAVES
+    assert after.bytes_per_second >= report.leaves_embedded * BYTES_PER_LEAF / report.seconds * 0.99
     assert report.bytes_parsed == source_bytes
+    assert cached.files_parsed > 0 and cached.leaves_embedded == 0
+    assert again.bytes_per_second == after.bytes_per_second
 
 
 def test_the_time_left_moves_from_the_estimate_to_what_the_run_shows() -> None:

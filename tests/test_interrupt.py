@@ -1,6 +1,10 @@
 """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) and SIGTERM (to the
 indexing process alone, as `kill` sends it) stop `python -m hsc index` with one line, end
-its worker processes quietly, and keep every file finished so far; a rerun carries on."""
+its worker processes quietly, and keep every file finished so far; a rerun carries on.
+
+The signal is sent once the first files are committed, while the run is held there
+(``tests/index_cli_paused.py``), never after a delay: on a loaded machine a run could
+otherwise reach its end before the signal and exit 0."""
 
 from __future__ import annotations
 
@@ -27,7 +31,7 @@ def indexing_process(repo: Path, database: Path) -> subprocess.Popen:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
     return subprocess.Popen(
         # Both pools run: files cut by a worker, batches embedded by encoder processes.
-        [sys.executable, "-m", "hsc", "index", str(repo), "--db", str(database)]
+        [sys.executable, str(ROOT / "tests" / "index_cli_paused.py"), str(repo), "--db", str(database)]
         + ["--set", "index_workers=1", "--set", "encode_processes=2", "--set", "summariser=digest"],
         env=env,
         stdout=subprocess.PIPE,
@@ -37,16 +41,12 @@ def indexing_process(repo: Path, database: Path) -> subprocess.Popen:
     )
 
 
-def wait_until_files_are_written(process: subprocess.Popen) -> list[str]:
-    """Progress lines up to the first files line after an embedding batch (files are written then)."""
-    lines: list[str] = []
-    embedded = False
-    for line in process.stderr:
-        lines.append(line)
-        embedded = embedded or line.startswith("[embed]")
-        if embedded and re.match(r"\[files\] (\d+)/", line):
-            return lines
-    raise AssertionError("the run ended before writing any file:\n" + "".join(lines))
+def wait_until_files_are_written(process: subprocess.Popen) -> None:
+    """Until the run holds at its first committed file (it says ``paused``)."""
+    line = process.stdout.readline()
+    if line.strip() != "paused":
+        process.kill()
+        raise AssertionError("the run ended before writing any file:\n" + line + process.stderr.read())
 
 
 def left_behind(group: int) -> str:
@@ -74,18 +74,22 @@ def test_an_interrupted_index_says_one_line_and_keeps_what_it_finished(repo, tmp
     database = tmp_path / "index.db"
     process = indexing_process(repo, database)
     try:
-        before = wait_until_files_are_written(process)
+        wait_until_files_are_written(process)
+        with sqlite3.connect(database) as conn:
+            committed = conn.execute("SELECT COUNT(*) FROM files WHERE status = 'indexed'").fetchone()[0]
+        conn.close()
+        assert committed >= 1  # the signal comes after the first committed file, not before
         if how == "ctrl-c":
             os.killpg(process.pid, signal.SIGINT)
         else:
             process.send_signal(signal.SIGTERM)
-        rest = process.communicate(timeout=120)[1]
+        out, rest = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     after = [line for line in rest.splitlines() if not line.startswith("[")]
-    assert process.returncode == 130, "".join(before) + rest
+    assert process.returncode == 130, out + rest
     assert len(after) == 1, rest
     found = re.fullmatch(r"interrupted: (\d+) files kept; run again to continue", after[0])
     assert found, after

@@ -13,12 +13,13 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from hsc import Index
+from hsc import Index, Parameters
 from hsc.app import ui
 from hsc.app.ui.charts import folder_leaves_figure
 from hsc.app.ui.progress import LAST_REPORT
 from hsc.chunk.ingest import parse_excludes
 from hsc.explore.figures import chart_config
+from hsc.params import with_values
 
 index = ui.page_setup("Repository")
 st.title("Repository")
@@ -33,45 +34,48 @@ JUST_INDEXED = "repo:just_indexed"
 if JUST_INDEXED in st.session_state:
     good, message = st.session_state.pop(JUST_INDEXED)
     (st.success if good else st.warning)(ui.md(message))
-stopped = ui.interrupted_indexing()
-if stopped:
-    st.warning(
-        ui.md(
-            f"Indexing {stopped} was stopped. The files finished so far are kept: index the folder again "
-            "to carry on from there."
-        )
-    )
 
 
-def index_then_rerun(index: Index, path: Path, excludes: list[str] | None = None) -> None:
-    """Index ``path``, make it active and rerun, so the list of repositories
-    and the sidebar include it; the outcome is shown after the rerun."""
-    survey = ui.folder_survey(path, None if excludes is None else tuple(excludes))
-    # Any click reruns the page, which ends this run between two files: that is the stop.
-    st.button("Stop indexing", key="repo:stop", help="What was done is kept; indexing again resumes.")
-    try:
-        report = ui.run_indexing(
-            index, path, ui.current_parameters(), expected_leaves=survey.estimated_leaves, excludes=excludes
-        )
-    except (OSError, RuntimeError, ValueError) as error:
-        st.error(ui.md(f"Indexing {path} failed: {error}"))
-        return
-    ui.set_active_repository(report.repository_id)
-    if report.leaves == 0:
-        problems = "; ".join(f"{p.path}: {p.reason}" for p in report.problems[:3])
-        st.session_state[JUST_INDEXED] = (
-            False,
-            f"Nothing could be indexed in {path.name}: {report.files_seen} files seen, none gave a leaf"
-            + (f" ({problems})" if problems else "")
-            + ". See the skipped files below.",
-        )
+def say_how_it_ended(job: ui.Job) -> None:
+    """After a watched job ends: its outcome (shown after the rerun), and a finished one made active."""
+    if job.state == "finished":
+        report = job.outcome["report"]
+        ui.remember_report(job)
+        ui.set_active_repository(int(job.outcome["repository_id"]))
+        if report["leaves"] == 0:
+            problems = "; ".join(f"{p['path']}: {p['reason']}" for p in report.get("problems", [])[:3])
+            st.session_state[JUST_INDEXED] = (
+                False,
+                f"Nothing could be indexed in {job.name}: {report['files_seen']} files seen, none gave a "
+                "leaf" + (f" ({problems})" if problems else "") + ". See the skipped files below.",
+            )
+        else:
+            st.session_state[JUST_INDEXED] = (True, f"Indexed {job.name}: {job.outcome['message']}.")
     else:
-        st.session_state[JUST_INDEXED] = (
-            True,
-            f"Indexed {path.name}: {report.leaves} leaves from {report.files_seen} files "
-            f"({report.leaves_embedded} embedded, {report.leaves_from_cache} from the cache) "
-            f"in {report.seconds:.1f} s.",
-        )
+        st.session_state[JUST_INDEXED] = (False, f"Indexing {job.name} {job.describe()}")
+        repository_id = index.repository_id(job.root)
+        if repository_id is not None:  # its page, where it can be resumed
+            ui.set_active_repository(repository_id)
+
+
+# Runs in progress, whichever tab started them: watched here until they end, and stoppable.
+watched = False
+for running in ui.live_jobs(index):
+    say_how_it_ended(ui.watch_job(index, running.id, f"repo:stop:{running.id}"))
+    watched = True
+if watched:
+    st.rerun()
+
+
+def index_as_job(
+    index: Index, path: Path, excludes: list[str] | None = None, params: Parameters | None = None
+) -> None:
+    """Start indexing ``path`` as a job and rerun, so the page watches it (a run of that folder
+    already going, from any tab, is watched instead of starting a second)."""
+    survey = ui.folder_survey(path, None if excludes is None else tuple(excludes))
+    _, new = ui.start_job(index, path, params or ui.current_parameters(), excludes, survey.estimated_leaves)
+    if not new:
+        st.session_state[JUST_INDEXED] = (False, f"{path.name} is being indexed already; this is that run.")
     st.rerun()
 
 
@@ -127,7 +131,7 @@ with choose:
         if path is None:
             st.warning("Choose a repository to index first.")
         else:
-            index_then_rerun(index, path, excludes)
+            index_as_job(index, path, excludes)
 
 with known:
     st.subheader("Already in the database")
@@ -136,6 +140,7 @@ with known:
         st.info("Nothing indexed yet: index a repository on the left.")
     else:
         active = ui.active_repository(index)
+        last_runs = {job.root: job for job in reversed(ui.recent_jobs(index, 50))}  # the newest per folder
         ids = [int(r["id"]) for r in repositories]
         names = {int(r["id"]): f"{r['name']} — {r['root']}" for r in repositories}
 
@@ -159,6 +164,9 @@ with known:
                         else "not finished"
                         for r in repositories
                     ],
+                    "last run": [
+                        (last_runs[r["root"]].state if r["root"] in last_runs else "") for r in repositories
+                    ],
                     "root": [r["root"] for r in repositories],
                 }
             ),
@@ -173,6 +181,18 @@ st.divider()
 repository_id = int(repository["id"])
 st.subheader("What came in")
 st.text(f"{repository['name']}  ·  {repository['root']}")
+last_run = ui.last_job(index, repository["root"])
+if last_run is not None and last_run.state in ("crashed", "stopped", "failed"):
+    ended = datetime.fromtimestamp(last_run.ended_at or last_run.started_at).strftime("%Y-%m-%d %H:%M")
+    st.warning(
+        ui.md(
+            f"The last indexing run of {repository['name']} ({ended}) did not finish: {last_run.describe()}. "
+            "The files it committed are kept; resuming parses and embeds only the rest."
+        )
+    )
+    if st.button("Resume indexing", key="repo:resume", help="The same folder, parameters and exclusions."):
+        params = with_values(Parameters(), last_run.parameters)
+        index_as_job(index, Path(last_run.root), last_run.excludes, params)
 
 files = pd.DataFrame(index.files(repository_id))
 if files.empty:
@@ -246,4 +266,4 @@ if st.button("Re-index this repository", key="repo:reindex"):
     if problem:
         st.error(ui.md(f"Cannot re-index: {problem}"))
     else:
-        index_then_rerun(index, root)
+        index_as_job(index, root)

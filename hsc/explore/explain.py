@@ -290,6 +290,7 @@ class QueryTrace:
     # ranking of all groups), and whether stage 1 opened that group.
     flat_group_rank: dict[str, int]
     flat_reached: dict[str, bool]
+    group_sizes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # leaves per group
 
     @property
     def same_winner(self) -> bool:
@@ -304,10 +305,9 @@ def trace_query(
     """Run ``text`` through both stages of a saved hierarchy (not recorded in
     the history) and rank every group exactly, to say why a leaf was missed.
 
-    The dense two stages by default, whatever the hierarchy's retrieval_mode:
-    this traces the hierarchy itself. In the hybrid modes BM25 adds leaves from
-    groups stage 1 did not open, so "its group was not opened" would no longer
-    mean "not reached"."""
+    The dense two stages by default (the hierarchy itself); the app traces the
+    shipped mode. In the hybrid modes BM25 adds leaves from groups stage 1 did
+    not open: a flat result among the staged results counts as reached there."""
     response = index.query(text, hierarchy_id=hierarchy_id, record=False, mode=mode)
     plan = plan or hierarchy_plan(index, hierarchy_id)
     repository_id = int(index.hierarchy(hierarchy_id)["repository_id"])
@@ -318,10 +318,12 @@ def trace_query(
     group_of_leaf = plan.group_of_leaf()
     opened = response.opened_group_ids
     flat_group_rank, flat_reached = {}, {}
+    staged = {result.leaf_id for result in response.results}
     for result in response.flat:
         row = row_of_leaf[int(result.leaf_id.split(":")[1])]
         flat_group_rank[result.leaf_id] = int(rank_of_group[group_of_leaf[row]])
-        flat_reached[result.leaf_id] = result.parent_id in opened
+        # Hybrid modes: BM25 brings in leaves of groups stage 1 did not open; one it ranked is reached.
+        flat_reached[result.leaf_id] = result.parent_id in opened or result.leaf_id in staged
     return QueryTrace(
         response=response,
         group_count=plan.group_count,
@@ -329,6 +331,7 @@ def trace_query(
         opened=opened,
         flat_group_rank=flat_group_rank,
         flat_reached=flat_reached,
+        group_sizes=plan.group_ends - plan.group_starts,
     )
 
 

@@ -48,6 +48,12 @@ def _e(text: object) -> str:
 
 
 def _figure(figure: go.Figure, name: str) -> str:
+    # The app's charts keep narrow margins (Streamlit's theme grows them to fit); on a page of its own
+    # plotly.js does not, and the y tick labels were cut off under the axis title. Let the axes take
+    # the room their labels need, the title a little apart from them.
+    figure = go.Figure(figure)
+    figure.update_xaxes(automargin=True, title_standoff=6)
+    figure.update_yaxes(automargin=True, title_standoff=6)
     return pio.to_html(figure, full_html=False, include_plotlyjs=False, config=chart_config(name))
 
 

@@ -3,7 +3,8 @@
 Only the files indexing will parse are counted (a folder of ``.so`` files and images is
 small work however many bytes it holds), and the time comes from this machine's own rate,
 measured on its last indexing run and kept in the database; until one is measured, a first
-guess. While a run goes, :class:`TimeLeft` moves from that estimate to what the files
+guess. The rate counts only the leaves a run embedded (a run from cached vectors teaches
+nothing). While a run goes, :class:`TimeLeft` moves from that estimate to what the files
 finished so far say.
 """
 
@@ -28,6 +29,9 @@ BYTES_PER_LEAF = 550
 GUESSED_BYTES_PER_SECOND = 55.0 * BYTES_PER_LEAF
 # A run that parsed less than this says little about the rate (start-up dominates).
 MEASURABLE_BYTES = 200_000
+# Nor does one that embedded fewer leaves: a run whose vectors were cached embeds none, and its
+# speed (parsing only) once made the next real run's estimate ten to twenty times too short.
+MEASURABLE_LEAVES = 200
 RATE_KEY = "indexing_bytes_per_second"
 
 
@@ -94,7 +98,7 @@ def will_parse(path: Path, size: int, settings: Settings) -> bool:
 
 
 def measured_rate(store: Store) -> float | None:
-    """Bytes parsed and embedded a second on this machine's last measurable run, if any."""
+    """Source bytes (of leaves embedded) a second on this machine's last measurable run, if any."""
     value = store.meta(RATE_KEY)
     with suppress(TypeError, ValueError):
         rate = float(value)  # type: ignore[arg-type]
@@ -102,10 +106,12 @@ def measured_rate(store: Store) -> float | None:
     return None
 
 
-def record_rate(store: Store, parsed_bytes: int, seconds: float) -> None:
-    """Keep the rate of a run that parsed enough to measure it."""
-    if parsed_bytes >= MEASURABLE_BYTES and seconds > 0:
-        store.set_meta(RATE_KEY, f"{parsed_bytes / seconds:.1f}")
+def record_rate(store: Store, leaves_embedded: int, seconds: float) -> None:
+    """Keep the rate of a run that embedded enough leaves to measure it, as the source bytes a
+    second those leaves stand for (:data:`BYTES_PER_LEAF` each): the estimate's unit. Leaves
+    taken from the vector cache cost next to nothing, so they are not counted."""
+    if leaves_embedded >= MEASURABLE_LEAVES and seconds > 0:
+        store.set_meta(RATE_KEY, f"{leaves_embedded * BYTES_PER_LEAF / seconds:.1f}")
 
 
 class TimeLeft:

@@ -275,7 +275,7 @@ def index_repository(
         indexed_at=time.time(),
     )
     report.seconds = time.perf_counter() - started
-    record_rate(store, report.bytes_parsed, report.seconds - loading)
+    record_rate(store, report.leaves_embedded, report.seconds - loading)
     return report
 
 

@@ -175,6 +175,19 @@ class MidLevelIndex:
         return GroupHits(labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32))
 
 
+def stage_one_ask(group_sizes: np.ndarray, mid_level_top_k: int, leaf_budget: int) -> int:
+    """How many groups a widened stage 1 asks for first: about as many as the budget needs."""
+    return max(mid_level_top_k, int(2 * leaf_budget / max(float(np.mean(group_sizes)), 1.0)))
+
+
+def stage_one_is_exact(group_sizes: np.ndarray, mid_level_top_k: int, leaf_budget: int) -> bool:
+    """Whether stage 1 scores every group exactly rather than walking the HNSW graph: when it
+    is widened (``leaf_budget``) past :data:`EXACT_STAGE1_SHARE` of the groups."""
+    if leaf_budget <= 0 or not len(group_sizes):
+        return False
+    return stage_one_ask(group_sizes, mid_level_top_k, leaf_budget) > EXACT_STAGE1_SHARE * len(group_sizes)
+
+
 class TwoStageRetriever:
     """Stage 1 picks groups, stage 2 scores only their leaves.
 
@@ -227,9 +240,8 @@ class TwoStageRetriever:
         nearest groups until they hold that many leaves (never fewer groups)."""
         if leaf_budget <= 0:
             return self.mid_index.search(query, mid_level_top_k)
-        # Ask for about as many groups as the budget needs, and more if they fall short.
-        k = max(mid_level_top_k, int(2 * leaf_budget / max(float(np.mean(self.group_sizes)), 1.0)))
-        if k > EXACT_STAGE1_SHARE * len(self.group_starts):
+        k = stage_one_ask(self.group_sizes, mid_level_top_k, leaf_budget)
+        if stage_one_is_exact(self.group_sizes, mid_level_top_k, leaf_budget):
             return self._exact_stage_one(query, mid_level_top_k, leaf_budget, k)
         while True:
             groups = self.mid_index.search(query, k)

@@ -12,11 +12,12 @@ from hsc.store.code_facts import CodeFactTables
 from hsc.store.evaluations import EvaluationTables
 from hsc.store.files import FileTables
 from hsc.store.hierarchies import HierarchyTables
+from hsc.store.jobs import JobTables
 from hsc.store.queries import QueryTables
 from hsc.store.schema import APPLICATION_ID, SCHEMA_VERSION, identify
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Store", "identify"]
 
 
-class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables, CodeFactTables):
+class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables, CodeFactTables, JobTables):
     """Typed access to the index database; the only class that speaks SQL."""

@@ -54,6 +54,8 @@ class FileTables(LexicalTables):
     def repositories(self) -> list[dict[str, Any]]:
         return self.rows(
             """SELECT r.*, (SELECT COUNT(*) FROM files f WHERE f.repository_id = r.id) AS file_count,
+                      (SELECT COUNT(*) FROM files f WHERE f.repository_id = r.id AND f.status = 'indexed')
+                        AS indexed_file_count,
                       (SELECT COUNT(*) FROM leaves l JOIN files f ON f.id = l.file_id
                         WHERE f.repository_id = r.id) AS leaf_count
                FROM repositories r ORDER BY r.name, r.id"""

@@ -224,6 +224,21 @@ CREATE TABLE IF NOT EXISTS group_scopes (
     node_id INTEGER PRIMARY KEY REFERENCES nodes(id) ON DELETE CASCADE,
     scope TEXT NOT NULL
 );
+-- Index runs started as jobs (hsc.index.jobs): a worker process each, its progress and outcome.
+CREATE TABLE IF NOT EXISTS index_jobs (
+    id INTEGER PRIMARY KEY,
+    root TEXT NOT NULL,
+    state TEXT NOT NULL,
+    pid INTEGER,
+    parameters TEXT NOT NULL,
+    excludes TEXT,
+    started_at REAL NOT NULL,
+    updated_at REAL NOT NULL,
+    ended_at REAL,
+    stop_requested INTEGER NOT NULL DEFAULT 0,
+    progress TEXT NOT NULL DEFAULT '{}',
+    outcome TEXT
+);
 """
     + LEXICAL_TABLES
 )

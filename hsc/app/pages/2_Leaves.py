@@ -120,9 +120,10 @@ with table:
     more = f" (the first {MAX_ROWS}: filter to see others)" if matching > MAX_ROWS else ""
     st.caption(f"{matching} of {len(frame)} leaves{more} · select a row to open it")
     event = st.dataframe(
+        # The file once per run of its rows; the scope without the module its path already says.
         shown[["path", "lines", "token_count", "scope", "node_type", "role", "class"]].assign(
-            path=shown["path"].map(lambda p: keep_end(p, 40)),
-            scope=shown["scope"].map(lambda s: keep_end(s, 60)),
+            path=ui.once_per_run([keep_end(p, 40) for p in shown["path"]]),
+            scope=[ui.scope_in_file(s, p) for s, p in zip(shown["scope"], shown["path"], strict=True)],
         ),
         hide_index=True,
         on_select="rerun",
@@ -133,6 +134,7 @@ with table:
             "node_type": st.column_config.TextColumn("node type", width="small"),
             "lines": st.column_config.TextColumn(width="small"),
             "token_count": st.column_config.NumberColumn("tokens", width="small"),
+            "scope": st.column_config.TextColumn("scope in its file", width="large"),
             "role": st.column_config.TextColumn(width="small"),
         },
     )

@@ -7,6 +7,7 @@ import time
 import streamlit as st
 
 from hsc.app import ui
+from hsc.app.ui.similarity import retrieval_effect, threshold_effect
 from hsc.app.ui.tuning import current_against_saved
 from hsc.explore.figures import chart_config, overview_curve, plan_similarity_curve
 from hsc.explore.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
@@ -123,11 +124,12 @@ def rows_in_view(plan: HierarchyPlan) -> tuple[int, int, str]:
     return start, end, title
 
 
-def pair_detail(plan: HierarchyPlan, pair: int) -> None:
-    """The two leaves a clicked point compares, side by side."""
+def pair_detail(plan: HierarchyPlan, pair: int, start: int) -> None:
+    """The two leaves a clicked point compares, side by side (numbered as the chart's axis is)."""
     seg, group_of_leaf, table = plan.segmentation, plan.group_of_leaf(), plan.table
     st.markdown(
-        f"**Pair {pair + 1}–{pair + 2}:** raw similarity {seg.similarities[pair]:.3f}, "
+        f"**Leaves {pair - start} and {pair - start + 1} on the chart:** raw similarity "
+        f"{seg.similarities[pair]:.3f}, "
         f"smoothed {seg.smoothed[pair]:.3f}"
         + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
     )
@@ -162,6 +164,7 @@ def live_view() -> None:
         ui.parameter_input("boundary_rule", "similarity")
 
     params = ui.current_parameters()
+    ui.publish_view(index, repository)  # a slider step reruns only this fragment: the URL follows here
     started = time.perf_counter()
     # Cached vectors, numpy only: a new threshold or window costs milliseconds, no database write.
     plan = index.preview(int(repository["id"]), params)
@@ -170,6 +173,8 @@ def live_view() -> None:
         st.info("This repository has fewer than two leaves, so there are no neighbours to compare.")
         return
     counts(plan, preview_ms)
+    st.caption(threshold_effect(index, repository, params, plan.segmentation.topic_boundary_count))
+    retrieval_effect(index, repository, plan, params)
     start, end, title = rows_in_view(plan)
     if end - start < 2:
         st.info("This file has a single leaf, so there is nothing to compare inside it.")
@@ -191,7 +196,7 @@ def live_view() -> None:
         points = event.selection.points if event else []
         pair = pair_at(start, end, points[0].get("x")) if points else None
         if pair is not None:
-            pair_detail(plan, pair)
+            pair_detail(plan, pair, start)
     current_against_saved(index, repository, params)
 
 

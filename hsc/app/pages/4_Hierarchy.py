@@ -43,10 +43,9 @@ def parameters_label(values: dict[str, Any]) -> str:
 
 
 names = list(by_name)
-chosen_name = st.selectbox(
-    "Parameter set",
+chosen_name = ui.set_picker(
+    st,
     names,
-    index=names.index("default") if "default" in names else 0,
     key="hierarchy:set",
     format_func=lambda n: f"{n} — {parameters_label(by_name[n]['parameters'])}",
 )
@@ -168,15 +167,16 @@ limit = int(hierarchy["parameters"].get("maximum_merged_chunk_token_length", 0))
 group_rows = pd.DataFrame(
     [
         {
-            "path": keep_end(g.path, 48),
+            "path": path,
             "lines": ui.line_range(g.start_line, g.end_line),
             "tokens": g.token_count,
             "leaves": len(g.children),
             "summary": ui.shorten(g.summary or "", 90),
-            "scope": keep_end(g.scope, 48),
+            "scope": keep_end(ui.scope_in_file(g.scope, g.path), 48),  # less what the path says
             "group": g.id,
         }
-        for g in groups
+        # Each file named once, at its first group.
+        for g, path in zip(groups, ui.once_per_run([keep_end(g.path, 48) for g in groups]), strict=True)
     ]
 )
 table, detail = st.columns([5, 4], gap="large")

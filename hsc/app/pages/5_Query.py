@@ -28,9 +28,7 @@ ASKED_ROLES = "query:asked_roles"
 
 ask = st.columns([4, 2, 2, 1], vertical_alignment="bottom")
 text = ask[0].text_input("Query", key="query:text", placeholder="e.g. take a percentage off a price")
-chosen_name = ask[1].selectbox(
-    "Parameter set", names, index=names.index("default") if "default" in names else 0, key="query:set"
-)
+chosen_name = ui.set_picker(ask[1], names, key="query:set")
 # What each file is for (hsc.chunk.roles): like the agents' tools, the page asks the project's own
 # code first when it has some; docs, tests and changelogs are a choice away.
 present = sorted(set(index.store.file_roles(repository_id).values()))

@@ -33,9 +33,7 @@ by_name = {h["name"]: h for h in hierarchies}
 names = list(by_name)
 
 choose = st.columns([1, 2.6, 1.4], vertical_alignment="bottom")
-chosen_name = choose[0].selectbox(
-    "Parameter set", names, index=names.index("default") if "default" in names else 0, key="walk:set"
-)
+chosen_name = ui.set_picker(choose[0], names, key="walk:set")
 hierarchy_id = int(by_name[chosen_name]["id"])
 data = WalkthroughData(index, hierarchy_id)
 plan = data.plan

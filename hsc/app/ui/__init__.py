@@ -19,6 +19,7 @@ from hsc.app.ui.context import (
     set_active_repository,
     summariser_text,
 )
+from hsc.app.ui.jobs import last_job, live_jobs, recent_jobs, start_job, watch_job
 from hsc.app.ui.layout import page_setup
 from hsc.app.ui.params import (
     current_parameters,
@@ -29,8 +30,9 @@ from hsc.app.ui.params import (
     set_parameters,
     take_moved_widgets,
 )
-from hsc.app.ui.progress import index_default_repository_once, interrupted_indexing, run_build, run_indexing
+from hsc.app.ui.progress import index_default_repository_once, remember_report, run_build
 from hsc.app.ui.sidebar import render_sidebar
+from hsc.app.ui.state import publish_view, set_picker
 from hsc.app.ui.text import (
     WHY_NO_SMOOTHING,
     blank_missing,
@@ -38,13 +40,17 @@ from hsc.app.ui.text import (
     code_language,
     line_range,
     md,
+    once_per_run,
     plot_text,
+    scope_in_file,
     shorten,
     signed,
 )
+from hsc.index.jobs import Job
 from hsc.model import common_prefix, common_scope
 
 __all__ = [
+    "Job",
     "WHY_NO_SMOOTHING",
     "active_repository",
     "blank_missing",
@@ -61,7 +67,10 @@ __all__ = [
     "hierarchy_tiers",
     "index_default_repository_once",
     "index_lock",
-    "interrupted_indexing",
+    "last_job",
+    "live_jobs",
+    "recent_jobs",
+    "remember_report",
     "leaf_frame",
     "leaf_rows",
     "line_range",
@@ -70,10 +79,15 @@ __all__ = [
     "page_setup",
     "parameters_from",
     "plot_text",
+    "once_per_run",
+    "scope_in_file",
+    "publish_view",
+    "set_picker",
     "repository_path_problem",
     "require_repository",
     "run_build",
-    "run_indexing",
+    "start_job",
+    "watch_job",
     "sample_repositories",
     "saved_hierarchies",
     "set_active_repository",

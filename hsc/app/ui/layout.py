@@ -8,10 +8,11 @@ from pathlib import Path
 import streamlit as st
 
 from hsc import Index
-from hsc.app.ui.context import get_index
+from hsc.app.ui.context import active_repository, get_index
 from hsc.app.ui.params import current_parameters, take_moved_widgets
 from hsc.app.ui.progress import index_default_repository_once
 from hsc.app.ui.sidebar import render_sidebar
+from hsc.app.ui.state import publish_view, restore_view, view_problems
 
 # A file of our own: a ":material/...:" icon would be fetched from the internet as the favicon.
 FAVICON = str(Path(__file__).resolve().parent / "favicon.png")
@@ -46,5 +47,9 @@ def page_setup(page: str, own_parameters: tuple[str, ...] = ()) -> Index:
         st.divider()
     index = get_index()
     index_default_repository_once(index, current_parameters())
+    restore_view(index)  # once per session: the URL's view, else the last one kept in the database
     render_sidebar(index, page, own_parameters)
+    publish_view(index, active_repository(index))
+    for problem in view_problems():
+        st.warning(problem)
     return index

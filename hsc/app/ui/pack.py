@@ -106,9 +106,9 @@ def show_pack(pack: ContextPack, key: str) -> None:
     """The budget used, the spans by role, and the prompt text."""
     roles = {role: spans for role, spans in pack.by_role().items() if spans}
     numbers = st.columns(1 + max(len(roles), 3))
-    numbers[0].metric(
-        "Budget used",
-        f"{pack.tokens:,} of {pack.budget:,}",
+    numbers[0].metric(  # the budget in the label: "2,040 of 2,048" did not fit a quarter's width
+        f"Budget used, of {pack.budget:,} tokens",
+        f"{pack.tokens:,}",
         help="The spans' cl100k tokens; the pack never holds more than the budget.",
     )
     for column, (role, spans) in zip(numbers[1:], roles.items()):

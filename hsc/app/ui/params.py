@@ -183,7 +183,10 @@ def parameter_editor(page: str, shown_on_page: tuple[str, ...] = ()) -> None:
     st.session_state[EDITOR_LABEL] = label
     # Stages in the order their first parameter comes, so a new stage shows up too.
     stages = list(dict.fromkeys(field["stage"] for field in FIELDS.values()))
-    with st.expander(label, expanded=False):
+    # The count goes above the expander, not in its label: an expander whose label changes is a
+    # new element, drawn closed, so a tuner had to reopen it after every new parameter.
+    st.caption(label)
+    with st.expander("Show and change them", expanded=False, key="param:editor"):
         for stage in stages:
             effect = STAGE_EFFECTS.get(stage)
             st.caption(f"**{stage}** — {effect}" if effect else f"**{stage}**")

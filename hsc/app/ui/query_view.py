@@ -15,6 +15,7 @@ from pandas.io.formats.style import Styler
 from hsc import Parameters, QueryResponse, QueryResult
 from hsc.app.ui.text import cell, line_range, md
 from hsc.model import common_prefix
+from hsc.params import RETRIEVAL_MODES
 from hsc.search.regions import Region
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
@@ -28,7 +29,8 @@ NUMBER_WIDTHS = {
     "cosine": 60,
     "BM25": 52,
     "flat rank": 68,
-    "two-stage rank": 100,
+    # The flat table's column of where the page's own mode ranked a leaf (hybrid, two-stage...).
+    **{f"{mode} rank": 100 for mode in RETRIEVAL_MODES},
     "leaves": 56,
 }
 WIDE_COLUMNS = {"where": 230, "scope": "large", "why": 190}
@@ -133,9 +135,15 @@ def what_this_query_did(response: QueryResponse, params: Parameters) -> str:
             f" BM25 found {response.lexical_candidates} leaves; the {outside} of them outside those groups "
             "were scored too."
         )
+    # Leaves kept: a result joined from pieces of one split definition stands for several.
+    leaves_kept = sum(max(1, len(r.pieces)) for r in response.results)
+    scored = f"**{response.leaves_compared:,} of {total:,} leaves**"
+    text += f" Stage 2 scored {scored} and kept the best {leaves_kept}"
     text += (
-        f" Stage 2 scored **{response.leaves_compared:,} of {total:,} leaves** and kept the best {kept} "
-        "(leaf_level_top_k)."
+        " (leaf_level_top_k)."
+        if kept == leaves_kept
+        else f" (leaf_level_top_k = {params.leaf_level_top_k}), shown as {kept} results: pieces of one split "
+        "definition are joined into one result, and the places they free are not refilled."
     )
     if response.mode in LEXICAL_MODES:
         text += " A score is the cosine plus the BM25 part, both shown."
@@ -216,7 +224,7 @@ def flat_table(response: QueryResponse, shown_scope: dict[str, str], folder: str
         {
             "rank": [r.rank for r in results],
             **_score_columns(results),
-            "two-stage rank": [cell(staged_rank.get(r.leaf_id)) for r in results],
+            f"{response.mode} rank": [cell(staged_rank.get(r.leaf_id)) for r in results],
             "where": [where(r, folder) for r in results],
             "scope": [shown_scope[r.leaf_id] for r in results],
         }

@@ -7,7 +7,7 @@ import streamlit as st
 from hsc import Index
 from hsc.app.ui.context import active_repository, database_path, summariser_text
 from hsc.app.ui.params import parameter_editor
-from hsc.app.ui.text import md
+from hsc.app.ui.text import glossary_markdown, md
 
 
 def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()) -> None:
@@ -17,9 +17,15 @@ def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()
         if repository is None:
             st.caption("**Repository** none yet")
         else:
+            # Files indexed, as the pages count them; the others were skipped (binary, too large, failed).
+            indexed, seen = (
+                repository.get("indexed_file_count", repository["file_count"]),
+                repository["file_count"],
+            )
+            skipped = f", {seen - indexed} skipped" if seen > indexed else ""
             st.caption(
                 f"**Repository** {md(repository['name'])} "
-                f"({repository['leaf_count']} leaves in {repository['file_count']} files)"
+                f"({repository['leaf_count']} leaves in {indexed} files indexed{skipped})"
             )
         model = (repository or {}).get("embedding_model") or index.settings.embedding_model
         st.caption(f"**Embedding model** {md(model)}")
@@ -27,3 +33,5 @@ def render_sidebar(index: Index, page: str, own_parameters: tuple[str, ...] = ()
         st.caption(f"**Summariser** {md(summariser_text(index))}")
         st.caption(f"**Database** {md(database_path())}")
         parameter_editor(page, own_parameters)
+        with st.expander("Glossary", key="sidebar:glossary"):
+            st.markdown(glossary_markdown())

@@ -98,3 +98,57 @@ WHY_NO_SMOOTHING = (
     "threshold 0.5 no setting came within 0.02 of flat at a quarter of the leaves. The dotted curve is the "
     "seed's window 3 on the same pairs, for comparison: it decides nothing."
 )
+
+
+# The words the pages use without explaining them each time; shown once, in the sidebar's glossary.
+GLOSSARY = (
+    (
+        "the seed",
+        "the design hsc started from: its algorithm, parameter names and defaults (window 3, "
+        "threshold 0.5, the threshold rule, stage 1 opening exactly mid_level_top_k groups, one vector a "
+        'leaf). Every departure is a named parameter whose seed value is still one setting away; "the '
+        "seed's rule\" is that original behaviour.",
+    ),
+    (
+        "leaf",
+        "a piece of a file cut along its syntax tree (a function, method or class; long ones split, "
+        "tiny ones merged), embedded once.",
+    ),
+    ("group", "a run of neighbouring leaves of one file with no topic boundary inside: the mid level."),
+    (
+        "stage 1, stage 2",
+        "a query first ranks the groups and opens the nearest; then it scores only the leaves inside them.",
+    ),
+    (
+        "two-stage, hybrid, flat",
+        "the retrieval modes: two-stage is the seed's dense two stages; hybrid "
+        "(shipped) adds BM25 over identifier-split terms to both stages; flat scores every leaf exactly, "
+        "the baseline.",
+    ),
+    (
+        "HNSW",
+        "a graph index for nearest neighbours, used by stage 1 when it asks for few groups; a widened "
+        "stage 1 (over 2% of the groups) scores every group exactly instead. Each page says which ran.",
+    ),
+    ("Recall@10", "the share of queries whose answer is among the first ten results."),
+)
+
+
+def glossary_markdown() -> str:
+    return "\n".join(f"- **{md(term)}**: {md(meaning)}" for term, meaning in GLOSSARY)
+
+
+def scope_in_file(scope: str, path: str) -> str:
+    """``scope`` without the module prefix its file's path already says ("inventory.pricing.PriceBook.add"
+    in inventory/pricing.py -> "PriceBook.add"), so a narrow column shows the end that differs."""
+    module = path.rsplit(".", 1)[0].replace("/", ".")
+    for prefix in (module, module.removesuffix(".__init__")):
+        if prefix and scope.startswith(prefix + "."):
+            return scope[len(prefix) + 1 :]
+    return scope
+
+
+def once_per_run(values: list[str]) -> list[str]:
+    """Each value where it differs from the row above, else blank: a table in document order
+    names each file once, at its first row."""
+    return [value if n == 0 or value != values[n - 1] else "" for n, value in enumerate(values)]

@@ -244,7 +244,8 @@ def dual_query(index: Index, repository_id: int) -> None:
         if column.endswith("ranks it"):
             frame[column] = pd.array(frame[column], dtype="Int64")
     st.dataframe(frame, hide_index=True, key="tuning:query:table")
-    st.caption("An empty “ranks it” cell: the other set did not return that leaf.")
+    modes = " and ".join(dict.fromkeys(f"`{r.mode}`" for r in (ranking.first, ranking.second)))
+    st.caption(f"Answered in {modes} mode. An empty “ranks it” cell: the other set did not return that leaf.")
 
 
 def unsaved_preview(

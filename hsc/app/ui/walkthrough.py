@@ -8,12 +8,14 @@ that data once per state of the index, not once per visit.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from hsc import Index
+from hsc import Index, Parameters
 from hsc.app.ui.context import database_path, index_lock
 from hsc.app.ui.pack import PACK_TITLE, budget_input, context_pack, show_pack
 from hsc.app.ui.text import WHY_NO_SMOOTHING, code_language, line_range, md
@@ -33,7 +35,9 @@ from hsc.explore.explain import (
 from hsc.explore.figures import chart_config, file_similarity_curve, leaf_map_figure, leaf_size_figure
 from hsc.explore.report import build_report
 from hsc.hierarchy.groups import HierarchyPlan
+from hsc.params import with_values
 from hsc.search.context import ContextPack
+from hsc.search.two_stage import EXACT_STAGE1_SHARE, LEXICAL_MODES, stage_one_is_exact
 
 MAP_TITLE = "Leaf vectors on their two main axes (PCA)"
 
@@ -55,8 +59,8 @@ def _walk(
 
 
 @st.cache_resource(max_entries=32, show_spinner="Running the query through both stages…")
-def _trace(_index: Index, database: str, hierarchy_id: int, stamp: str, text: str) -> QueryTrace:
-    return trace_query(_index, text, hierarchy_id, _plan(_index, database, hierarchy_id, stamp))
+def _trace(_index: Index, database: str, hierarchy_id: int, stamp: str, text: str, mode: str) -> QueryTrace:
+    return trace_query(_index, text, hierarchy_id, _plan(_index, database, hierarchy_id, stamp), mode)
 
 
 @st.cache_resource(max_entries=4, show_spinner="Projecting the leaf vectors…")
@@ -95,8 +99,14 @@ class WalkthroughData:
             source = source_stamp(self._index, self._key[1], path)
         return _walk(self._index, *self._key, self.stamp, path, source)
 
-    def trace(self, text: str) -> QueryTrace:
-        return _trace(self._index, *self._key, self.stamp, text)
+    def trace(self, text: str, mode: str) -> QueryTrace:
+        return _trace(self._index, *self._key, self.stamp, text, mode)
+
+    @property
+    def parameters(self) -> Parameters:
+        """The saved set's parameters (its query stage included: what a query of it runs with)."""
+        with index_lock():
+            return with_values(Parameters(), self._index.hierarchy(self._key[1])["parameters"])
 
     def pack(self, text: str, budget: int) -> ContextPack:
         """The context pack of ``text`` at ``budget`` tokens, in the hierarchy's own retrieval mode."""
@@ -296,8 +306,20 @@ def query_section(data: WalkthroughData, walk: FileWalkthrough) -> None:
         )
         if st.form_submit_button("Follow it through both stages", icon=":material/search:"):
             st.session_state[asked] = text.strip()
+    shipped = Parameters().retrieval_mode
+    modes = list(dict.fromkeys([shipped, "two-stage"]))
+    mode = st.segmented_control(
+        "Trace in mode",
+        modes,
+        default=shipped,
+        required=True,
+        key=f"walk:mode:{walk.path}",
+        format_func=lambda m: f"{m} (shipped)" if m == shipped else f"{m} (the hierarchy alone)",
+        help="The shipped mode is what the Query page, the command line and step 6 use; two-stage leaves "
+        "out BM25, so only the groups stage 1 opens decide what is reached.",
+    )
     if st.session_state.get(asked):
-        stage_query(data.trace(st.session_state[asked]))
+        stage_query(data.trace(st.session_state[asked], str(mode)), data.parameters)
     else:
         st.caption(
             "Run a query to follow it through stage 1 and stage 2, and compare it with the flat search."
@@ -327,12 +349,24 @@ def stage_pack(data: WalkthroughData, walk: FileWalkthrough, text: str) -> None:
     show_pack(pack, "walk:pack")
 
 
-def stage_query(trace: QueryTrace) -> None:
+def stage_query(trace: QueryTrace, params: Parameters) -> None:
     response = trace.response
+    sizes = trace.group_sizes
+    budget = math.ceil(params.stage1_leaf_share * trace.leaf_count)
+    how = (
+        f"scores all {trace.group_count} groups exactly (a widened stage 1 past "
+        f"{EXACT_STAGE1_SHARE:.0%} of the groups skips the HNSW index)"
+        if stage_one_is_exact(sizes, params.mid_level_top_k, budget)
+        else f"finds the nearest of the {trace.group_count} groups in an HNSW index over their vectors"
+    )
+    bm25 = (
+        f" BM25 adds the leaves it finds outside them ({response.lexical_candidates} candidates)."
+        if response.mode in LEXICAL_MODES
+        else ""
+    )
     st.caption(
-        f"Stage 1 ranks the {trace.group_count} groups by their vectors (an HNSW index) and opens the best "
-        f"{len(trace.opened)}; stage 2 scores only the {response.leaves_compared} leaves inside them, "
-        f"where the flat search scores all {trace.leaf_count}."
+        f"Traced in `{response.mode}` mode. Stage 1 {how} and opens {len(trace.opened)}; stage 2 scores "
+        f"{response.leaves_compared} leaves, where the flat search scores all {trace.leaf_count}.{bm25}"
     )
     if not response.results:
         st.info("Nothing was found: the index has no groups.")
