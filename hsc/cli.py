@@ -21,6 +21,7 @@ from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.encoder.cli import add_encoder_arguments
 from hsc.params import (
+    EXECUTORS,
     RETRIEVAL_MODES,
     Parameters,
     Settings,
@@ -28,6 +29,7 @@ from hsc.params import (
     describe,
     given_values,
     query_overrides,
+    with_values,
 )
 from hsc.store.dbfile import explain
 
@@ -100,6 +102,7 @@ def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
 
 def command_index(args: argparse.Namespace) -> int:
     params, settings = _configure(args)
+    settings = _with_executor(args, settings)
     root = Path(args.path)
     # Check before opening: the default database would otherwise create the folder.
     if not root.exists():
@@ -145,6 +148,17 @@ def command_index(args: argparse.Namespace) -> int:
             for problem in report.problems:
                 print(f"  {problem.status}: {problem.path}: {problem.reason}")
     return 0
+
+
+def _with_executor(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``--executor`` and ``--ray-address`` over the settings; Ray checked before anything runs."""
+    given = {"executor": args.executor, "ray_address": args.ray_address}
+    settings = with_values(settings, {name: value for name, value in given.items() if value is not None})
+    if settings.executor == "ray":
+        from hsc.index.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming what to install, exit 2
+    return settings
 
 
 def command_build(args: argparse.Namespace) -> int:
@@ -399,6 +413,17 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", action="store_true", help="no progress on stderr")
     index.add_argument("--exclude", action="append", metavar="GLOB", help=EXCLUDE_HELP)
+    index.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where files are cut and embedded: this machine's processes (local, the default) or a Ray "
+        "cluster's nodes (ray: pip install 'hsc[ray]'; docs/ray.md); the executor setting",
+    )
+    index.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to use (as `ray start` prints it); without it a local Ray is started",
+    )
     index.set_defaults(run=command_index)
 
     build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")
