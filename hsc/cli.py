@@ -119,7 +119,11 @@ def command_index(args: argparse.Namespace) -> int:
                 survey = index.survey(root, excludes)
                 print(f"[estimate] {survey.describe()}", file=sys.stderr, flush=True)
                 clock = TimeLeft(survey.estimated_seconds)
-            report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
+            # Ray prints the cluster's notes (a node lost) on stdout: they go with the progress, on
+            # stderr, and stdout keeps the one summary.
+            on_ray = contextlib.redirect_stdout(sys.stderr) if settings.executor == "ray" else None
+            with on_ray or contextlib.nullcontext():
+                report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
             signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
             repository_id = index.repository_id(args.path)
