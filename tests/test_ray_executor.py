@@ -31,7 +31,6 @@ from test_interrupt import wait_until_files_are_written
 from test_parallel_index import make_repository
 
 from hsc.api import Index
-from hsc.index.pipeline import Progress
 from hsc.params import Settings
 from hsc.store.schema import blob_to_vector
 
@@ -113,9 +112,7 @@ def index_workers_left(cluster: LocalCluster) -> list[int]:
     """This cluster's processes still holding an hsc worker (Ray titles them with the class)."""
     deadline = time.monotonic() + 30
     while True:
-        left = [
-            pid for pid in cluster.processes() if running(pid) and b"IndexWorker" in _command_line(pid)
-        ]
+        left = [pid for pid in cluster.processes() if running(pid) and b"IndexWorker" in _command_line(pid)]
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.5)
