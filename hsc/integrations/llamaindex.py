@@ -46,6 +46,7 @@ from hsc.hierarchy.groups import LeafTable, plan_hierarchy
 from hsc.integrations.packs import span_id, span_metadata
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
+from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
 
 # Shown to neither the embedding model nor the LLM: ids and long summaries.
@@ -291,20 +292,32 @@ class HscRetriever(BaseRetriever):
                     hierarchy_id=self.hierarchy_id,
                 )
             )
-        hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         overrides = {} if self.k is None else {"leaf_level_top_k": self.k}
-        response = self.index.query(
-            query_bundle.query_str,
-            hierarchy_id=hierarchy_id,
-            params=self.index.hierarchy_parameters(hierarchy_id, **overrides),
-            mode=self.mode,
-            record=False,
-            compare=False,
-        )
+        if self.hierarchy_id is None and self.repository_id is None and len(self.index.repositories()) > 1:
+            # Every repository of the database answers, ranked together (hsc.search.across).
+            response = query_repositories(
+                self.index, query_bundle.query_str, overrides=overrides, mode=self.mode, record=False
+            )
+        else:
+            hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
+            response = self.index.query(
+                query_bundle.query_str,
+                hierarchy_id=hierarchy_id,
+                params=self.index.hierarchy_parameters(hierarchy_id, **overrides),
+                mode=self.mode,
+                record=False,
+                compare=False,
+            )
         hits = []
         for result in response.results:
             meta = _metadata(
-                "leaf", result.path, result.start_line, result.end_line, result.scope, result.language
+                "leaf",
+                result.path,
+                result.start_line,
+                result.end_line,
+                result.scope,
+                result.language,
+                repository=result.repository or None,
             )
             node = _node(result.leaf_id, result.text, meta)
             if result.parent_id:
