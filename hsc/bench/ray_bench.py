@@ -76,7 +76,7 @@ def bench_ray(path: Path | None, leaves: int = 10_000, nodes: int = 2) -> dict[s
         finally:
             cluster.stop()
     files = max(1, ray["files_parsed"])
-    return {
+    result = {
         "suite": "ray",
         "folder": str(path) if path else f"standard-library packages ({len(PACKAGES)} at most)",
         "cpus": os.cpu_count(),
@@ -86,8 +86,41 @@ def bench_ray(path: Path | None, leaves: int = 10_000, nodes: int = 2) -> dict[s
         "ray": ray,
         "slowdown": round(ray["index_seconds"] / local["index_seconds"], 3),
         "overhead_ms_per_file": round(1000 * (ray["index_seconds"] - local["index_seconds"]) / files, 2),
-        "leaves_per_second_per_node": round(ray["leaves_per_second"] / nodes, 2),
+        "leaves_per_second_per_node": round(ray["steady_leaves_per_second"] / nodes, 2),
     }
+    result["projection"] = projection(result)
+    return result
+
+
+NODE_COUNTS = (1, 8, 64, 512)
+LEAF_COUNTS = (10**6, 10**7, 10**8)
+# In memory for search: each leaf's float32 vector (384 numbers), and an HNSW graph over the groups
+# (hnswlib: the vector plus 2 x M links of 4 bytes at the base layer, M = 16).
+VECTOR_BYTES = 384 * 4
+HNSW_BYTES_PER_GROUP = 384 * 4 + 2 * 16 * 4
+
+
+def projection(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """From the measured per-node figures only: the hours a size takes on N nodes (each embeds at
+    the measured rate a node, and the one driver absorbs at most the leaves a second its own
+    measured time a leaf allows), and what the driver's store holds at that size."""
+    ray = result["ray"]
+    per_node = result["leaves_per_second_per_node"]
+    driver_cap = ray["leaves_embedded"] / max(ray["driver_seconds"], 1e-9)
+    rows = []
+    for leaves in LEAF_COUNTS:
+        row: dict[str, Any] = {"leaves": leaves}
+        for nodes in NODE_COUNTS:
+            rate = min(nodes * per_node, driver_cap)
+            row[f"hours_{nodes}_nodes"] = round(leaves / rate / 3600, 2)
+        row["hours_at_driver_cap"] = round(leaves / driver_cap / 3600, 2)
+        row["database_gb"] = round(leaves * ray["database_bytes_per_leaf"] / 1e9, 1)
+        row["side_files_gb"] = round(leaves * ray["side_bytes_per_leaf"] / 1e9, 1)
+        row["search_memory_gb"] = round(
+            (leaves * VECTOR_BYTES + leaves * ray["groups_per_leaf"] * HNSW_BYTES_PER_GROUP) / 1e9, 1
+        )
+        rows.append(row)
+    return rows
 
 
 def format_ray(result: dict[str, Any]) -> str:
@@ -107,6 +140,13 @@ def format_ray(result: dict[str, Any]) -> str:
         f"  ray/local {result['slowdown']:.3f}x, overhead {result['overhead_ms_per_file']:.1f} ms a file, "
         f"{result['leaves_per_second_per_node']:.1f} leaves/s a node"
     )
+    lines.append("  projection (hours on N nodes; the driver's store at that size):")
+    for row in result.get("projection", []):
+        hours = "  ".join(f"{n} nodes {row[f'hours_{n}_nodes']:>9.2f}" for n in NODE_COUNTS)
+        lines.append(
+            f"  {row['leaves']:>11,} leaves  {hours}  db {row['database_gb']} GB, side files "
+            f"{row['side_files_gb']} GB, search memory {row['search_memory_gb']} GB"
+        )
     return "\n".join(lines)
 
 
@@ -149,9 +189,19 @@ def main() -> None:
                 "driver_share": round(driver / index_seconds, 3),
                 "database_bytes_per_leaf": round(database.stat().st_size / max(1, report.leaves), 1),
                 "side_bytes_per_leaf": round(side / max(1, report.leaves), 1),
+                "groups_per_leaf": round(_groups(database) / max(1, report.leaves), 4),
             }
         )
     )
+
+
+def _groups(database: Path) -> int:
+    import sqlite3
+
+    with sqlite3.connect(database) as conn:
+        count = conn.execute("SELECT COUNT(*) FROM nodes WHERE level = 'mid'").fetchone()[0]
+    conn.close()
+    return int(count)
 
 
 def _count_waiting() -> tuple[Any, Any]:

@@ -185,17 +185,22 @@ class _Workers:
         ray = self.ray
         while True:
             try:
-                return ray.get(call.ref)
+                value = ray.get(call.ref)
             except ray.exceptions.RayTaskError:
+                self._finished(call)
                 raise
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError):
-                self._lose(call.worker)
+                self._lose(call.worker)  # its calls in flight are asked of other workers as they come up
                 if call.tries >= MAX_TRIES:
                     raise _TooManyTries() from None
                 self.submit(call)
-            finally:
-                if call.worker in self.busy and self.busy[call.worker] > 0:
-                    self.busy[call.worker] -= 1
+                continue
+            self._finished(call)
+            return value
+
+    def _finished(self, call: _Call) -> None:
+        if self.busy.get(call.worker, 0) > 0:
+            self.busy[call.worker] -= 1
 
     def _lose(self, number: int) -> None:
         actor = self.live.pop(number, None)
