@@ -66,6 +66,12 @@ def real_folder(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def real_expected(real_folder, tmp_path_factory, embedder) -> list[tuple]:
+    """The local executor's index of the real folder, made once for the tests that compare with it."""
+    return local_run(real_folder, tmp_path_factory.mktemp("local") / "local.db", embedder)
+
+
+@pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> Path:
     """Small files in three languages and files skipped for a reason (test_parallel_index's)."""
     return make_repository(tmp_path_factory.mktemp("sample") / "repo")
@@ -128,7 +134,10 @@ def _command_line(pid: int) -> bytes:
 @pytest.mark.parametrize("which", ["sample", "real_folder"])
 def test_two_nodes_give_the_local_executors_index(cluster, which, request, tmp_path, embedder) -> None:
     repo = request.getfixturevalue(which)
-    expected = local_run(repo, tmp_path / "local.db", embedder)
+    if which == "real_folder":
+        expected = request.getfixturevalue("real_expected")
+    else:
+        expected = local_run(repo, tmp_path / "local.db", embedder)
     done = hsc_index(repo, tmp_path / "ray.db", cluster, "--json", "--quiet")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
@@ -142,8 +151,7 @@ def test_two_nodes_give_the_local_executors_index(cluster, which, request, tmp_p
     assert index_workers_left(cluster) == []
 
 
-def test_a_worker_node_killed_mid_run_loses_nothing(real_folder, tmp_path, embedder) -> None:
-    expected = local_run(real_folder, tmp_path / "local.db", embedder)
+def test_a_worker_node_killed_mid_run_loses_nothing(real_folder, real_expected, tmp_path) -> None:
     # Its own cluster (one of its nodes is killed), which notices a lost node within seconds.
     nodes = two_nodes(RAY_health_check_period_ms="500", RAY_health_check_failure_threshold="6")
     try:
@@ -163,15 +171,14 @@ def test_a_worker_node_killed_mid_run_loses_nothing(real_folder, tmp_path, embed
         assert not running(killed)
         assert json.loads(out)["files_failed"] == 0
         assert integrity(tmp_path / "ray.db") == "ok"
-        assert_same_index(tmp_path / "ray.db", expected)
+        assert_same_index(tmp_path / "ray.db", real_expected)
     finally:
         nodes.stop()
 
 
 def test_a_driver_killed_with_sigkill_then_rerun_ends_as_an_uninterrupted_run(
-    cluster, real_folder, tmp_path, embedder
+    cluster, real_folder, real_expected, tmp_path
 ) -> None:
-    expected = local_run(real_folder, tmp_path / "local.db", embedder)
     database = tmp_path / "killed.db"
     script = [sys.executable, str(ROOT / "tests" / "index_until.py"), str(database), str(real_folder)]
     script += ["files", "12", str(PARAMS.embedding_batch_size), "auto", cluster.address]
@@ -194,7 +201,7 @@ def test_a_driver_killed_with_sigkill_then_rerun_ends_as_an_uninterrupted_run(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["files_unchanged"] >= written
     assert integrity(database) == "ok"
-    assert_same_index(database, expected)
+    assert_same_index(database, real_expected)
 
 
 def test_ctrl_c_stops_the_clusters_work_and_keeps_what_was_written(cluster, real_folder, tmp_path) -> None:
