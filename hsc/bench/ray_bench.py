@@ -62,14 +62,16 @@ def bench_ray(path: Path | None, leaves: int = 10_000, nodes: int = 2) -> dict[s
     with tempfile.TemporaryDirectory(prefix="hsc-bench-ray-") as scratch:
         work = Path(scratch)
         folder = path or stdlib_folder(work / "folder", leaves)
-        local = _run(folder, work / "local.db", {"summariser": "digest"}, env)
+        (work / "local").mkdir()
+        (work / "ray").mkdir()
+        local = _run(folder, work / "local" / "index.db", {"summariser": "digest"}, env)
         started = time.perf_counter()
         cluster = start_local_cluster(nodes=nodes, cpus_per_node=1, env=env)
         cluster_start = time.perf_counter() - started
         try:
             ray = _run(
                 folder,
-                work / "ray.db",
+                work / "ray" / "index.db",
                 {"summariser": "digest", "executor": "ray", "ray_address": cluster.address},
                 {**env, **cluster.env},
             )
@@ -164,7 +166,8 @@ def main() -> None:
         clock = StageClock()
         report = index.index(folder, Parameters(), progress=clock)
         total = time.perf_counter() - started
-        side = sum(p.stat().st_size for p in database.parent.rglob("*") if p.is_file() and p != database)
+        # The side files this database's hierarchy and leaf table were saved to (hsc.store.sidecar).
+        side = sum(p.stat().st_size for p in (database.parent / "hnsw").glob(f"{database.stem}-*"))
     index_seconds = clock.seconds["scan"] + clock.seconds["files"] + clock.seconds["embed"]
     hierarchy_seconds = clock.seconds["hierarchy"] + clock.seconds["summaries"]
     # On Ray, the driver's share of the files and embedding stages: what it does besides waiting on
