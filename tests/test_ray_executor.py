@@ -27,7 +27,7 @@ import pytest
 from conftest import ROOT
 from test_database_faults import canonical_dump, integrity
 from test_faults_survived import PARAMS
-from test_interrupt import wait_until_files_are_written
+from test_interrupt import left_behind, wait_until_files_are_written
 from test_parallel_index import make_repository
 
 from hsc.api import Index
@@ -204,14 +204,17 @@ def test_a_driver_killed_with_sigkill_then_rerun_ends_as_an_uninterrupted_run(
     assert_same_index(database, real_expected)
 
 
-def test_ctrl_c_stops_the_clusters_work_and_keeps_what_was_written(cluster, real_folder, tmp_path) -> None:
+@pytest.mark.parametrize("where", ["cluster", "local-ray"])
+def test_ctrl_c_stops_the_clusters_work_and_keeps_what_was_written(cluster, where, real_folder, tmp_path):
+    """On the cluster (--ray-address), and on the Ray instance the run starts itself (none given)."""
     database = tmp_path / "index.db"
     command = [sys.executable, "-m", "hsc", "index", str(real_folder), "--db", str(database)]
-    command += ["--executor", "ray", "--ray-address", cluster.address, "--set", "summariser=digest"]
+    command += ["--executor", "ray", "--set", "summariser=digest"]
     command += ["--set", f"embedding_batch_size={PARAMS.embedding_batch_size}"]
+    command += ["--ray-address", cluster.address] if where == "cluster" else []
     process = subprocess.Popen(
         command,
-        env={**ENV, **cluster.env},
+        env={**ENV, **cluster.env} if where == "cluster" else ENV,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -230,7 +233,10 @@ def test_ctrl_c_stops_the_clusters_work_and_keeps_what_was_written(cluster, real
     found = re.fullmatch(r"interrupted: (\d+) files kept; run again to continue", said[0]) if said else None
     assert found and len(said) == 1, rest
     assert "Traceback" not in rest
-    assert index_workers_left(cluster) == []
+    if where == "cluster":
+        assert index_workers_left(cluster) == []
+    else:  # the Ray the run started ended with it
+        assert left_behind(process.pid) == ""
     assert integrity(database) == "ok"
     with sqlite3.connect(database) as conn:
         indexed = conn.execute("SELECT COUNT(*) FROM files WHERE status = 'indexed'").fetchone()[0]
