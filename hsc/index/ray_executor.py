@@ -290,7 +290,13 @@ class RayExecutor:
             self._workers.make = lambda: remote.options(scheduling_strategy="SPREAD").remote(
                 params, settings, spec, str(cache_dir), cpus
             )
-            self._workers.start(worker_count(ray.cluster_resources(), cpus, gpus))
+            try:
+                self._workers.start(worker_count(ray.cluster_resources(), cpus, gpus))
+            except ray.exceptions.RayError as error:  # hsc or its encoder missing on a node, say
+                first = (str(error).strip().splitlines() or [type(error).__name__])[-1]
+                raise RuntimeError(
+                    f"the Ray workers could not start (is hsc installed on every node?): {first}"
+                ) from None
             dimension, window = _encoder_shape(spec, cache_dir)
         except BaseException:
             self.close()
