@@ -27,7 +27,7 @@ from hsc.params import Parameters, Settings
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 # Pages other engineers write; the nav keeps a commented place for each until they land.
-RESERVED = ("hierarchy.md", "agents.md", "languages.md", "ray.md", "app.md")
+RESERVED = ("hierarchy.md", "agents.md", "languages.md", "app.md")
 
 
 def rows(markdown: str, section: str) -> list[list[str]]:
