@@ -248,18 +248,24 @@ class Index(Browsing, Searching, ContextQueries):
 
         params = params or Parameters()
         spec = self.encoder_spec(self.repository_id(root))
+        executor = self._executor(params, spec)
         with self.store.writer("indexing"):
-            report = index_repository(
-                self.store,
-                root,
-                params,
-                self.settings,
-                self.counter,
-                lambda: self.embedder_for(spec),
-                progress,
-                vector_key=spec.key,
-                excludes=excludes,
-            )
+            try:
+                report = index_repository(
+                    self.store,
+                    root,
+                    params,
+                    self.settings,
+                    self.counter,
+                    (lambda: executor.embedder) if executor is not None else lambda: self.embedder_for(spec),
+                    progress,
+                    vector_key=spec.key,
+                    excludes=excludes,
+                    executor=executor,
+                )
+            finally:
+                if executor is not None:
+                    executor.close()  # Ctrl-C included: the cluster's work for this run stops
             existing = self.store.hierarchies(report.repository_id)
             # The first "default" set is built from the default parameters, whatever
             # ``params`` say about grouping: it is the reference every set is compared with.
@@ -278,6 +284,14 @@ class Index(Browsing, Searching, ContextQueries):
                         notes.append(built["summariser_note"])
                 report.summariser_note = next((note for note in notes if note), "")
         return report
+
+    def _executor(self, params: Parameters, spec: EncoderSpec) -> Any:
+        """The Ray executor when the settings ask for it (hsc.index.ray_executor), else None."""
+        if self.settings.executor != "ray":
+            return None
+        from hsc.index.ray_executor import RayExecutor
+
+        return RayExecutor(params, self.settings, spec, encoder_cache_dir(self.store.path.parent))
 
     def excludes(self, path: str | Path) -> list[str]:
         """The exclusion patterns a repository keeps for its runs (``index(excludes=...)``)."""

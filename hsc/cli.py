@@ -21,6 +21,7 @@ from hsc.api import Index, check_query, default_database
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.encoder.cli import add_encoder_arguments
 from hsc.params import (
+    EXECUTORS,
     RETRIEVAL_MODES,
     Parameters,
     Settings,
@@ -28,6 +29,7 @@ from hsc.params import (
     describe,
     given_values,
     query_overrides,
+    with_values,
 )
 from hsc.store.dbfile import explain
 
@@ -100,51 +102,86 @@ def _repository_id(index: Index, args: argparse.Namespace) -> int | None:
 
 def command_index(args: argparse.Namespace) -> int:
     params, settings = _configure(args)
-    root = Path(args.path)
-    # Check before opening: the default database would otherwise create the folder.
-    if not root.exists():
-        raise FileNotFoundError(f"no such folder: {root}")
-    if not root.is_dir():
-        raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
-    with _open(args, settings, repository=args.path) as index:
-        from hsc.index.estimate import TimeLeft  # parsing is imported by `index` only (a cold query is timed)
-
-        excludes = args.exclude
-        clock = None
-        try:
-            if not args.quiet:
-                survey = index.survey(root, excludes)
-                print(f"[estimate] {survey.describe()}", file=sys.stderr, flush=True)
-                clock = TimeLeft(survey.estimated_seconds)
-            report = index.index(args.path, params, _progress_printer(not args.quiet, clock), excludes)
-        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
-            signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
-            repository_id = index.repository_id(args.path)
-            kept = (
-                sum(f["status"] == "indexed" for f in index.store.files(repository_id))
-                if repository_id
-                else 0
-            )
-            print(f"interrupted: {kept} files kept; run again to continue", file=sys.stderr, flush=True)
-            return 130
-        summary = {**report.to_json(), "database": str(index.store.path)}
-        _say_once(report.summariser_note)
-        if args.json:
-            print(json.dumps(summary))
-        else:
-            definitions = (
-                f" (+{report.definitions_embedded} definitions)" if report.definitions_embedded else ""
-            )
-            print(
-                f"indexed {report.root}: {report.files_seen} files ({report.files_parsed} parsed, "
-                f"{report.files_unchanged} unchanged, {report.files_skipped} skipped, {report.files_failed} "
-                f"failed, {report.files_removed} removed), {report.leaves} leaves, {report.leaves_embedded} "
-                f"embedded{definitions}, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s "
-                f"-> {index.store.path}"
-            )
-            for problem in report.problems:
-                print(f"  {problem.status}: {problem.path}: {problem.reason}")
+    settings = _with_executor(args, settings)
+    paths = _index_paths(args)
+    # All checked before opening: the default database would otherwise create the folder.
+    for root in paths:
+        if not root.exists():
+            raise FileNotFoundError(f"no such folder: {root}")
+        if not root.is_dir():
+            raise NotADirectoryError(f"not a folder: {root} (give the repository's top folder)")
+    # One repository: its own .hsc/index.db by default; several: the current folder's.
+    with _open(args, settings, repository=str(paths[0]) if len(paths) == 1 else ".") as index:
+        for root in paths:
+            done = _index_one(args, index, root, params, settings)
+            if done:
+                return done
     return 0
+
+
+def _index_paths(args: argparse.Namespace) -> list[Path]:
+    """The folders given, then those of ``--manifest`` (one a line; blank lines and # comments skipped)."""
+    paths = [Path(path) for path in args.path]
+    if args.manifest:
+        listed = Path(args.manifest).read_text(encoding="utf-8").splitlines()
+        paths += [Path(line.strip()) for line in listed if line.strip() and not line.strip().startswith("#")]
+    if not paths:
+        raise SystemExit("hsc: give a repository's folder (or several, or --manifest FILE)")
+    return list(dict.fromkeys(paths))
+
+
+def _index_one(
+    args: argparse.Namespace, index: Index, root: Path, params: Parameters, settings: Settings
+) -> int:
+    """Index one repository of the database; 0, or 130 when interrupted."""
+    from hsc.index.estimate import TimeLeft  # parsing is imported by `index` only (a cold query is timed)
+
+    excludes = args.exclude
+    clock = None
+    try:
+        if not args.quiet:
+            survey = index.survey(root, excludes)
+            print(f"[estimate] {survey.describe()}", file=sys.stderr, flush=True)
+            clock = TimeLeft(survey.estimated_seconds)
+        # Ray prints the cluster's notes (a node lost) on stdout: they go with the progress, on
+        # stderr, and stdout keeps the one summary.
+        on_ray = contextlib.redirect_stdout(sys.stderr) if settings.executor == "ray" else None
+        with on_ray or contextlib.nullcontext():
+            report = index.index(root, params, _progress_printer(not args.quiet, clock), excludes)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (main turns it into one)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not break the clean-up
+        repository_id = index.repository_id(root)
+        kept = sum(f["status"] == "indexed" for f in index.store.files(repository_id)) if repository_id else 0
+        print(f"interrupted: {kept} files kept; run again to continue", file=sys.stderr, flush=True)
+        return 130
+    summary = {**report.to_json(), "database": str(index.store.path)}
+    _say_once(report.summariser_note)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    else:
+        definitions = f" (+{report.definitions_embedded} definitions)" if report.definitions_embedded else ""
+        print(
+            f"indexed {report.root}: {report.files_seen} files ({report.files_parsed} parsed, "
+            f"{report.files_unchanged} unchanged, {report.files_skipped} skipped, {report.files_failed} "
+            f"failed, {report.files_removed} removed), {report.leaves} leaves, {report.leaves_embedded} "
+            f"embedded{definitions}, {report.leaves_from_cache} from cache, in {report.seconds:.1f}s "
+            f"-> {index.store.path}",
+            flush=True,
+        )
+        for problem in report.problems:
+            print(f"  {problem.status}: {problem.path}: {problem.reason}")
+    return 0
+
+
+def _with_executor(args: argparse.Namespace, settings: Settings) -> Settings:
+    """``--executor`` and ``--ray-address`` over the settings; Ray checked before anything runs."""
+    given = {"executor": args.executor, "ray_address": args.ray_address}
+    settings = with_values(settings, {name: value for name, value in given.items() if value is not None})
+    if settings.executor == "ray":
+        from hsc.index.ray_executor import import_ray
+
+        import_ray()  # without the extra: one line naming what to install, exit 2
+    return settings
 
 
 def command_build(args: argparse.Namespace) -> int:
@@ -193,7 +230,10 @@ def _print_response(response: Any, as_json: bool, regions: bool = False, files: 
     for r in response.results:
         parent = f"  parent {r.parent_id} {r.parent_score:.3f}" if r.parent_score is not None else ""
         lines = ",".join(f"{start}-{end}" for _, start, end in r.pieces) or f"{r.start_line}-{r.end_line}"
-        print(f"{r.rank:>3}  {r.score:.3f}  {r.path}:{lines}  {r.scope}{parent}")
+        where = (
+            f"{Path(r.repository).name}/{r.path}" if r.repository and not response.hierarchy_id else r.path
+        )
+        print(f"{r.rank:>3}  {r.score:.3f}  {where}:{lines}  {r.scope}{parent}")
     for title, shown, wanted in (("regions", response.regions, regions), ("files", response.files, files)):
         if wanted:
             print(f"{title}:")
@@ -226,6 +266,8 @@ def command_query(args: argparse.Namespace) -> int:
     if args.text is not None and not args.queries:
         check_query(args.text)  # before anything is opened or loaded
     with _open(args, settings) as index:
+        if not args.repo and not args.hierarchy and len(index.repositories()) > 1:
+            return _query_across(index, args, overrides)
         repository_id = _repository_id(index, args)
         hierarchy_id = _hierarchy_id(index, args)
         if hierarchy_id is None:
@@ -243,6 +285,22 @@ def command_query(args: argparse.Namespace) -> int:
                 roles=args.role,
             )
             _print_response(response, args.json, args.regions, args.files)
+    return 0
+
+
+def _query_across(index: Index, args: argparse.Namespace, overrides: dict[str, Any]) -> int:
+    """Every repository of the database answers; results ranked together, each naming its repository."""
+    from hsc.search.across import query_repositories
+
+    for text in _query_texts(args):
+        response = query_repositories(
+            index,
+            text,
+            overrides=overrides,
+            mode="flat" if args.flat else args.mode,
+            join_pieces=not args.apart,
+        )
+        _print_response(response, args.json)
     return 0
 
 
@@ -425,11 +483,28 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--config", metavar="TOML", help="parameters and settings from a TOML file")
         return command
 
-    index = add("index", "parse, chunk and embed a repository (incremental)")
-    index.add_argument("path")
+    index = add("index", "parse, chunk and embed a repository, or several into one database (incremental)")
+    index.add_argument(
+        "path",
+        nargs="*",
+        help="repository folders, each a repository of its own in the database (several: the default "
+        "database is the current folder's .hsc/index.db)",
+    )
+    index.add_argument("--manifest", metavar="FILE", help="more repository folders, one a line")
     index.add_argument("--json", action="store_true")
     index.add_argument("--quiet", action="store_true", help="no progress on stderr")
     index.add_argument("--exclude", action="append", metavar="GLOB", help=EXCLUDE_HELP)
+    index.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        help="where files are cut and embedded: this machine's processes (local, the default) or a Ray "
+        "cluster's nodes (ray: pip install 'hsc[ray]'; docs/ray.md); the executor setting",
+    )
+    index.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to use (as `ray start` prints it); without it a local Ray is started",
+    )
     index.set_defaults(run=command_index)
 
     build = add("build", "build a named hierarchy from cached vectors (no parsing, no embedding)")

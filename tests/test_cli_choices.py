@@ -36,12 +36,20 @@ def two_repositories(tmp_path_factory):
 
 
 def test_several_repositories_name_the_flag_and_list_them(two_repositories):
+    """A query is answered by every repository (test_many_repositories); what belongs to one
+    repository (a context pack, a named hierarchy) asks which."""
     root, database = two_repositories
-    done = hsc("query", "rate limit", "--db", str(database))
-    assert done.returncode != 0
-    message = done.stderr.strip().splitlines()[-1]
-    assert "--repo" in message and "shortlink_go" in message and "inventory_py" in message
-    assert str(root / "shortlink_go") in message
+    for asked in (["context", "rate limit", "--budget", "200"], ["query", "rate limit", "--hierarchy", "x"]):
+        done = hsc(*asked, "--db", str(database))
+        assert done.returncode != 0
+        message = done.stderr.strip().splitlines()[-1]
+        assert "--repo" in message and "shortlink_go" in message and "inventory_py" in message
+        assert str(root / "shortlink_go") in message
+    together = hsc("query", "rate limit", "--db", str(database), "--json")
+    assert together.returncode == 0, together.stderr
+    assert {r["repository"] for r in json.loads(together.stdout)["results"]} <= {
+        str((root / name).resolve()) for name in ("shortlink_go", "inventory_py")
+    }
 
 
 def test_repo_takes_the_name_stats_prints_or_the_path(two_repositories):

@@ -26,8 +26,6 @@ from hsc.params import Parameters, Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-# Pages other engineers write; the nav keeps a commented place for each until they land.
-RESERVED = ("ray.md",)
 
 
 def rows(markdown: str, section: str) -> list[list[str]]:
@@ -104,12 +102,6 @@ def test_the_cli_page_is_written_from_the_parser() -> None:
             assert all(word in shown for word in words), (name, shown)
             if action.help:
                 assert " ".join(action.help.split()) in section.replace("\\|", "|"), (name, action.help)
-
-
-def test_the_nav_keeps_a_place_for_the_pages_being_written() -> None:
-    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    for name in RESERVED:
-        assert re.search(rf"^\s*# .*: {re.escape(name)}\b", config, flags=re.MULTILINE), name
 
 
 def _mkdocs() -> None:

@@ -48,6 +48,12 @@ def _index(args: argparse.Namespace) -> dict[str, Any]:
     return bench_index(Path(args.path) if args.path else None)
 
 
+def _ray(args: argparse.Namespace) -> dict[str, Any]:
+    from hsc.bench.ray_bench import bench_ray
+
+    return bench_ray(Path(args.path) if args.path else None, leaves=args.leaves or 10_000)
+
+
 def _hierarchy(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.perf import bench_hierarchy
 
@@ -245,6 +251,10 @@ SUITES: dict[str, tuple[str, Runner]] = {
         _encoders,
     ),
     "evaluate": ("the app's Evaluate page run at its default size: first run, then cached reruns", _evaluate),
+    "ray": (
+        "--executor ray on two local Ray nodes against the local executor (about --leaves stdlib leaves)",
+        _ray,
+    ),
     "teaching": ("the walkthrough's and the report's library calls on an index (--db)", _teaching),
     "localize": (
         "find the code a commit changed from its subject, at its parent's tree (--git PATH, repeatable; "
@@ -378,6 +388,10 @@ def _format(result: dict[str, Any]) -> str:
         from hsc.bench.spread import format_spread
 
         return format_spread(result)
+    if result["suite"] == "ray":
+        from hsc.bench.ray_bench import format_ray
+
+        return format_ray(result)
     if result["suite"] == "index":
         from hsc.bench.indexing import format_index
 

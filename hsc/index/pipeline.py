@@ -9,10 +9,10 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -41,6 +41,19 @@ class Progress:
 
 
 ProgressCallback = Callable[[Progress], None]
+
+
+class Executor(Protocol):
+    """Where files are cut and embedded when not in this machine's processes (hsc.index.ray_executor)."""
+
+    @property
+    def processes(self) -> int:
+        """Encoders working at once: the embedding window grows with them."""
+        ...
+
+    def start(self) -> None: ...
+
+    def load_files(self, root: Path, tasks: list[FileTask], settings: Settings) -> Iterator[ParsedFile]: ...
 
 
 def _ignore(_: Progress) -> None:
@@ -154,6 +167,7 @@ def index_repository(
     progress: ProgressCallback | None = None,
     vector_key: str | None = None,
     excludes: list[str] | None = None,
+    executor: Executor | None = None,
 ) -> IndexReport:
     """Bring the store's copy of ``root`` up to date, embedding only leaves
     whose (model, content hash) is not cached yet. ``vector_key`` names the
@@ -165,6 +179,9 @@ def index_repository(
 
     ``excludes``: gitignore patterns of paths to leave out (besides ``.hscignore``), kept
     with the repository for the next runs; None: the ones kept.
+
+    ``executor``: cuts the files in place of this machine's worker processes (``get_embedder``
+    then gives its encoder); started only when there are files to cut.
     """
     progress = progress or _ignore
     started = time.perf_counter()
@@ -220,7 +237,10 @@ def index_repository(
     # Leaves embedded together: full batches across small files, enough of them for every encoder process.
     # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
     # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
-    window = max(params.embedding_batch_size * 8, 64) * resolve_processes(settings.encode_processes)
+    if executor is not None and tasks:
+        executor.start()
+    encoders = executor.processes if executor is not None else resolve_processes(settings.encode_processes)
+    window = max(params.embedding_batch_size * 8, 64) * encoders
 
     loading = 0.0  # seconds spent making the encoder (an ONNX export the first time): not the rate's
 
@@ -237,8 +257,11 @@ def index_repository(
         _embed_and_write(store, repository_id, pending, key, model, params, loaded_embedder, report, progress)
         pending, pending_leaves = [], 0
 
-    workers = resolve_workers(settings.index_workers)
-    for parsed in load_files(root, tasks, params, settings, counter, workers):
+    if executor is not None:
+        loaded = executor.load_files(root, tasks, settings)
+    else:
+        loaded = load_files(root, tasks, params, settings, counter, resolve_workers(settings.index_workers))
+    for parsed in loaded:
         if parsed.report.status == "indexed":
             report.bytes_parsed += parsed.report.size
         if parsed.report.status == "skipped":

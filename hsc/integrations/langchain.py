@@ -25,6 +25,7 @@ from pydantic import ConfigDict, Field, field_validator
 from hsc.api import Index, QueryResult
 from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.params import RETRIEVAL_MODES
+from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
 
 
@@ -36,6 +37,7 @@ def result_document(result: QueryResult, mode: str) -> Document:
         page_content=result.text,
         metadata={
             "node_id": result.leaf_id,
+            "repository": result.repository,  # its root folder: a database may hold several
             "path": result.path,
             "start_line": result.start_line,  # 1-based, inclusive
             "end_line": result.end_line,
@@ -65,7 +67,8 @@ class HscRetriever(BaseRetriever):
 
     ``k`` overrides the hierarchy's ``leaf_level_top_k``; ``mode`` is one of
     :data:`hsc.search.two_stage.RETRIEVAL_MODES`. With several repositories in the
-    database, say which with ``repository_id`` (or a ``hierarchy_id``).
+    database, every one answers (ranked together, each Document's ``repository`` naming
+    its own) unless ``repository_id`` (or a ``hierarchy_id``) says which.
 
     Context mode: with ``budget_tokens`` set, the Documents are the spans of
     :meth:`hsc.Index.context` at that budget (``k`` does not apply): the hits,
@@ -100,6 +103,23 @@ class HscRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
+        if self.regions and self.k is not None:
+            overrides = {"region_count": self.k}
+        unnamed = self.hierarchy_id is None and self.repository_id is None
+        if unnamed and self.budget_tokens is None and not self.regions and len(self.index.repositories()) > 1:
+            # Every repository of the database answers, ranked together (hsc.search.across), each
+            # searched as an agent's tool searches it.
+            response = query_repositories(
+                self.index,
+                query,
+                overrides=overrides,
+                mode=self.mode,
+                record=False,
+                roles=self.roles,
+                for_tools=True,
+            )
+            return [result_document(result, response.mode) for result in response.results]
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
         roles = self.index.tool_roles(
@@ -116,9 +136,6 @@ class HscRetriever(BaseRetriever):
                     roles=roles,
                 )
             )
-        overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
-        if self.regions and self.k is not None:
-            overrides = {"region_count": self.k}
         response = self.index.query(
             query,
             hierarchy_id=hierarchy_id,

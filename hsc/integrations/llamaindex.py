@@ -37,7 +37,7 @@ from llama_index.core.schema import (
     TextNode,
 )
 
-from hsc.api import Index, NodeView
+from hsc.api import Index, NodeView, QueryResponse
 from hsc.chunk.ingest import detect_language
 from hsc.chunk.parse import module_name, parse_source
 from hsc.chunk.tokens import get_counter
@@ -46,6 +46,7 @@ from hsc.hierarchy.groups import LeafTable, plan_hierarchy
 from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
+from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
 
 # Shown to neither the embedding model nor the LLM: ids and long summaries.
@@ -290,6 +291,22 @@ class HscRetriever(BaseRetriever):
         self.budget_tokens, self.regions, self.roles = budget_tokens, regions, roles
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        text = query_bundle.query_str
+        overrides = {} if self.k is None else {"region_count" if self.regions else "leaf_level_top_k": self.k}
+        unnamed = self.hierarchy_id is None and self.repository_id is None
+        if unnamed and self.budget_tokens is None and not self.regions and len(self.index.repositories()) > 1:
+            # Every repository of the database answers, ranked together (hsc.search.across), each
+            # searched as an agent's tool searches it.
+            response = query_repositories(
+                self.index,
+                text,
+                overrides=overrides,
+                mode=self.mode,
+                record=False,
+                roles=self.roles,
+                for_tools=True,
+            )
+            return _leaf_hits(response)
         hierarchy_id = self.hierarchy_id or self.index.default_hierarchy(self.repository_id)
         repository_id = int(self.index.hierarchy(hierarchy_id)["repository_id"])
         roles = self.index.tool_roles(
@@ -298,7 +315,7 @@ class HscRetriever(BaseRetriever):
         if self.budget_tokens is not None:
             return pack_nodes(
                 self.index.context(
-                    query_bundle.query_str,
+                    text,
                     self.budget_tokens,
                     self.mode,
                     repository_id=self.repository_id,
@@ -306,9 +323,8 @@ class HscRetriever(BaseRetriever):
                     roles=roles,
                 )
             )
-        overrides = {} if self.k is None else {"region_count" if self.regions else "leaf_level_top_k": self.k}
         response = self.index.query(
-            query_bundle.query_str,
+            text,
             hierarchy_id=hierarchy_id,
             params=self.index.hierarchy_parameters(hierarchy_id, **overrides),
             mode=self.mode,
@@ -326,18 +342,29 @@ class HscRetriever(BaseRetriever):
                 )
                 for rank, (region, text) in enumerate(zip(response.regions, texts), start=1)
             ]
-        hits = []
-        for result in response.results:
-            meta = _metadata(
-                "leaf", result.path, result.start_line, result.end_line, result.scope, result.language
+        return _leaf_hits(response)
+
+
+def _leaf_hits(response: QueryResponse) -> list[NodeWithScore]:
+    """A query's leaves as nodes, each with its parent group as PARENT."""
+    hits = []
+    for result in response.results:
+        meta = _metadata(
+            "leaf",
+            result.path,
+            result.start_line,
+            result.end_line,
+            result.scope,
+            result.language,
+            repository=result.repository or None,
+        )
+        node = _node(result.leaf_id, result.text, meta)
+        if result.parent_id:
+            node.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
+                node_id=result.parent_id, node_type=ObjectType.TEXT
             )
-            node = _node(result.leaf_id, result.text, meta)
-            if result.parent_id:
-                node.relationships[NodeRelationship.PARENT] = RelatedNodeInfo(
-                    node_id=result.parent_id, node_type=ObjectType.TEXT
-                )
-            hits.append(NodeWithScore(node=node, score=result.score))
-        return hits
+        hits.append(NodeWithScore(node=node, score=result.score))
+    return hits
 
 
 class HscEmbedding(BaseEmbedding):

@@ -68,12 +68,15 @@ class QueryResult:
     # leaf, score and rank are the best piece's; its lines span them all): (leaf id, start
     # line, end line) in line order. Empty: the result is one leaf (or pieces kept apart).
     pieces: list[tuple[str, int, int]] = field(default_factory=list)
+    # The root folder of the leaf's repository: a database may hold several (hsc.search.across).
+    repository: str = ""
 
     def to_json(self) -> dict[str, Any]:
         keys = (
             "rank",
             "score",
             "leaf_id",
+            "repository",
             "path",
             "start_line",
             "end_line",

@@ -419,8 +419,10 @@ class Searching:
         ranked = two_stage + flat_results
         parent_of = {r.parent_id: parse_node_id(r.parent_id)[1] for r in ranked if r.parent_id}
         parents = self._mid_views(hierarchy_id, sorted(set(parent_of.values())), True)
+        root = (self.store.repository(int(hierarchy["repository_id"])) or {}).get("root") or ""
         for result in ranked:
             result.parent = parents.get(parent_of[result.parent_id]) if result.parent_id else None
+            result.repository = root
         response = QueryResponse(
             query=text,
             mode=mode,
