@@ -42,6 +42,8 @@ NOT_BENCHMARKS = (
     "| tool | what it does |",
     "| languages | leaves |",
     "| parameters | measured on |",
+    "| role | paths",
+    "| Query parameter | Meaning |",
 )
 # Words in a command that only the person who ran it could fill in.
 PLACEHOLDERS = ("BEFORE", "ROW=", "CORPUS", "KIND", "BC@", "W@", "S@", "DIR@", "=N ", "=W")

@@ -102,6 +102,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
         report=lambda line: print(line, file=sys.stderr, flush=True),
         overrides=overrides,
         query_kind=args.query_kind,
+        enclosing=args.enclosing,
     )
     if args.db:
         from hsc import Index
@@ -341,6 +342,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="LABEL:NAME=VALUE[;NAME=VALUE]",
         help="localize: one more hsc system at these query parameters, paired against hsc (repeatable)",
+    )
+    parser.add_argument(
+        "--enclosing",
+        action="store_true",
+        help="context: also the packs that bring a hit's enclosing definition (always for class questions)",
     )
     parser.add_argument(
         "--span", type=int, default=None, help="localize: draw from this many newest usable commits (400)"

@@ -55,6 +55,8 @@ class Bench:
     gold: list[dict[str, set[int]]]  # per query: path -> dependency lines
     group_of_row: np.ndarray
     group_rows: list[tuple[int, int]]
+    # Also the packs with their enclosing definitions (docs/hierarchy.md): asked for, or class questions.
+    enclosing: bool = False
 
     def hits(self, ranking: str, query: int) -> list[Hit]:
         table = self.prepared.corpus.table
@@ -212,6 +214,21 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
         Piece(windows.paths[r], int(windows.start_lines[r]), int(windows.end_lines[r]))
         for r in bench.rankings[WINDOWS][query]
     ]
+    enclosing: dict[str, ContextPack] = {}
+    if bench.enclosing:
+        enclosing["leaf + enclosing definition"] = fill_in_order(
+            text, "hybrid", budget, with_enclosing(bench, hybrid), source, counter
+        )
+        for tokens in ENCLOSING_TOKENS:
+            enclosing[f"context pack, enclosing class {tokens}"] = assemble_pack(
+                text,
+                "hybrid",
+                budget,
+                hybrid,
+                source,
+                counter,
+                dataclasses.replace(policy, enclosing_tokens=tokens),
+            )
     return {
         "leaves (flat)": leaves_in_rank_order(text, "flat", budget, flat, source, counter),
         SHIPPED: leaves_in_rank_order(text, "hybrid", budget, hybrid, source, counter),
@@ -222,21 +239,7 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
             text, "hybrid", budget, auto_merged(bench, hybrid, hybrid_rows), source, counter
         ),
         "windows 256/64": fill_in_order(text, "windows", budget, window_pieces, source, counter),
-        "leaf + enclosing definition": fill_in_order(
-            text, "hybrid", budget, with_enclosing(bench, hybrid), source, counter
-        ),
-        **{
-            f"context pack, enclosing class {tokens}": assemble_pack(
-                text,
-                "hybrid",
-                budget,
-                hybrid,
-                source,
-                counter,
-                dataclasses.replace(policy, enclosing_tokens=tokens),
-            )
-            for tokens in ENCLOSING_TOKENS
-        },
+        **enclosing,
         "context pack (flat)": assemble_pack(text, "flat", budget, flat, source, counter, policy),
         PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy),
         "ceiling (perfect ranking)": assemble_pack(
@@ -321,10 +324,12 @@ def bench_context(
     embedder: Embedder | None = None,
     progress: Progress | None = None,
     query_kind: str = "docstring",
+    enclosing: bool = False,
 ) -> dict[str, Any]:
     """``embedder``: a model already loaded (default: the settings' model); ``progress`` hears
     the corpus being indexed (fraction, message), as in :func:`hsc.quality.sweep.prepare`;
-    ``query_kind``: as ``bench quality``'s (class: the target is the class, module: the file)."""
+    ``query_kind``: as ``bench quality``'s (class: the target is the class, module: the file);
+    ``enclosing``: also the packs with enclosing definitions (always for class questions)."""
     options = Options(
         query_kind=query_kind,
         packages=packages or corpus_module.STDLIB_PACKAGES,
@@ -335,6 +340,7 @@ def bench_context(
         overrides=dict(overrides or {}),
     )
     bench = build_bench(options, report, embedder, progress)
+    bench.enclosing = enclosing or query_kind == "class"
     try:
         params = bench.prepared.params
         with_dependencies = sum(1 for gold in bench.gold if gold)
