@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 
 from hsc.chunk.packing import NON_SPACE, Packer, Piece
 
@@ -70,24 +71,22 @@ class ProseCutter(Packer):
     def markdown_pieces(self, scope: str) -> list[Piece]:
         """A section per heading (and one for any text before the first);
         a section over the maximum is cut into its paragraphs."""
-        pieces: list[Piece] = []
-        for section_lo, section_hi in self.markdown_sections():
-            start, end = self.trim(section_lo, section_hi)
-            if end <= start:
-                continue
-            tokens = self.measure(start, end)
-            if tokens >= 0:
-                pieces.append(Piece(start, end, scope, "section", tokens, ()))
-                continue
-            paragraphs = self.markdown_paragraphs(section_lo, section_hi)
-            pieces.extend(self.block_pieces(paragraphs, scope, (section_lo,), "paragraph"))
-        return pieces
+        return self.section_pieces(scope, self.markdown_sections(), self.markdown_paragraphs)
 
     def rst_pieces(self, scope: str) -> list[Piece]:
         """A section per reStructuredText title (and one for any text before the first); a section
         over the maximum is cut into its paragraphs, each keeping the indented block it introduces."""
+        return self.section_pieces(scope, self.rst_sections(), self.rst_paragraphs)
+
+    def section_pieces(
+        self,
+        scope: str,
+        sections: list[tuple[int, int]],
+        paragraphs_of: Callable[[int, int], list[tuple[int, int]]],
+    ) -> list[Piece]:
+        """A piece per section that fits; a longer one cut into its paragraphs."""
         pieces: list[Piece] = []
-        for section_lo, section_hi in self.rst_sections():
+        for section_lo, section_hi in sections:
             start, end = self.trim(section_lo, section_hi)
             if end <= start:
                 continue
@@ -95,7 +94,7 @@ class ProseCutter(Packer):
             if tokens >= 0:
                 pieces.append(Piece(start, end, scope, "section", tokens, ()))
                 continue
-            paragraphs = self.rst_paragraphs(section_lo, section_hi)
+            paragraphs = paragraphs_of(section_lo, section_hi)
             pieces.extend(self.block_pieces(paragraphs, scope, (section_lo,), "paragraph"))
         return pieces
 

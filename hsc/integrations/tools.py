@@ -162,14 +162,7 @@ class CodeSearch:
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         with self._lock:
-            repositories = self.index.repositories()
-            if repository is not None:
-                repository_ids = [self._indexed_id(repository)]
-            elif repositories:
-                repository_ids = [int(r["id"]) for r in repositories]
-            else:
-                raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
-            roots = {int(r["id"]): r["root"] for r in repositories}
+            repository_ids, roots = self._asked(repository)
             found: list[tuple[int, QueryResult]] = []
             compared = 0
             modes = []
@@ -237,6 +230,18 @@ class CodeSearch:
                 return kept[:limit], response.leaves_compared, response.mode
             factor *= 4
 
+    def _asked(self, repository: str | None) -> tuple[list[int], dict[int, str]]:
+        """The ids of the repositories a call asks about (the one named, else every one) and each
+        indexed repository's root folder; nothing indexed is the caller's error."""
+        repositories = self.index.repositories()
+        if repository is not None:
+            repository_ids = [self._indexed_id(repository)]
+        elif repositories:
+            repository_ids = [int(r["id"]) for r in repositories]
+        else:
+            raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
+        return repository_ids, {int(r["id"]): r["root"] for r in repositories}
+
     def locate(self, query: str, limit: int = 10, repository: str | None = None) -> dict[str, Any]:
         """The files and the definitions to open first: :attr:`QueryResponse.files` and
         :attr:`QueryResponse.regions` of each repository asked, merged by score."""
@@ -244,14 +249,7 @@ class CodeSearch:
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
         with self._lock:
-            repositories = self.index.repositories()
-            if repository is not None:
-                repository_ids = [self._indexed_id(repository)]
-            elif repositories:
-                repository_ids = [int(r["id"]) for r in repositories]
-            else:
-                raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
-            roots = {int(r["id"]): r["root"] for r in repositories}
+            repository_ids, roots = self._asked(repository)
             files: list[tuple[str, Any]] = []
             regions: list[tuple[str, Any]] = []
             for repository_id in repository_ids:
