@@ -34,7 +34,8 @@ class PausingStderr:
         self._embedded = self._embedded or text.startswith("[embed]")
         if not self._paused and self._embedded and re.match(r"\[files\] \d+/", text):
             self._paused = True
-            print("paused", flush=True)
+            # The real stdout: a Ray run sends sys.stdout to stderr (hsc.cli), the test reads stdout.
+            print("paused", file=sys.__stdout__, flush=True)
             time.sleep(600)  # the signal's KeyboardInterrupt ends this, inside the run
         return written
 
