@@ -85,7 +85,7 @@ present = sorted(frame["role"].unique()) if "role" in frame else []
 roles = filters[4].multiselect(
     "Role",
     present,
-    default=["code"] if "code" in present and len(present) > 1 else None,
+    default=ui.opening_roles(present),
     key="leaves:roles",
     placeholder="every role",
     help="code, test, docs, changelog, example, config or generated, from the file's path",

@@ -36,7 +36,7 @@ roles = tuple(
     ask[2].multiselect(
         "Roles",
         present,
-        default=["code"] if "code" in present and len(present) > 1 else None,
+        default=ui.opening_roles(present),
         key="query:roles",
         placeholder="every file",
         help="Search only files of these roles: code, test, docs, changelog, example, config, generated.",

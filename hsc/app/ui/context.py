@@ -246,3 +246,9 @@ def folder_survey(path: Path, excludes: tuple[str, ...] | None = None) -> Folder
     """How many files indexing ``path`` would parse, and an estimate (kept a minute);
     ``excludes``: patterns typed on the page (None: the ones kept for the repository)."""
     return shared_index().survey(path, None if excludes is None else list(excludes))
+
+
+def opening_roles(present: list[str]) -> list[str] | None:
+    """The roles a page opens on: code, when the repository has code beside other roles (as the
+    agents' tools search, hsc.params tool_roles); else every role (None)."""
+    return ["code"] if "code" in present and len(present) > 1 else None
