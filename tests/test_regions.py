@@ -15,7 +15,14 @@ import pytest
 
 from hsc.hierarchy.boundaries import container_edges, segment
 from hsc.quality.corpus import Target, build_corpus
-from hsc.quality.regions import holds, strict_hit
+from hsc.quality.regions import (
+    MISS_CAUSES,
+    _enclosing,
+    first_answers,
+    holds,
+    miss_cause,
+    strict_hit,
+)
 from hsc.search.regions import LEVELS, build_regions, rank_files, rank_regions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -149,6 +156,55 @@ def test_ranked_regions_follow_the_best_leaves_and_the_pooled_vectors(indexed, e
                 )
     with pytest.raises(ValueError, match="region nesting"):
         rank_regions(regions, rows, scores[rows], query, 10, 0.5, "nested")
+
+
+def test_a_miss_is_told_by_its_cause_and_the_first_answer_by_level(indexed, embedder):
+    index, _ = indexed
+    table = index.leaf_table()
+    definitions = index.store.definitions(index.repositories()[0]["id"])
+    regions = build_regions(table, definitions)
+    path = "inventory/models.py"
+    item = next(d for d in definitions[path] if d.kind == "class" and d.scope.endswith("Item"))
+    method = next(d for d in definitions[path] if d.scope.endswith("Item.with_price"))
+    target = Target("an item of the inventory", path, item.start_line, item.end_line, "Item")
+    query = embedder.embed([target.query])[0]
+    rows = np.argsort(-(table.vectors @ query))[:30]
+    inside = [
+        r
+        for r in rows
+        if table.paths[int(table.file_index[r])] == path
+        and table.start_lines[r] >= item.start_line
+        and table.end_lines[r] <= item.end_line
+    ]
+    outside = np.array([r for r in rows if r not in inside], dtype=np.int64)
+    span = (path, item.start_line, item.end_line)
+    assert inside, "the query about the class finds one of its leaves"
+    assert miss_cause(regions, table, target, rows, [span]) is None
+    assert miss_cause(regions, table, target, rows, [("other.py", 1, 9)] * 12 + [span]) == MISS_CAUSES[3]
+    assert miss_cause(regions, table, target, rows, []) == MISS_CAUSES[4]
+    assert miss_cause(regions, table, target, outside, []) == MISS_CAUSES[2]
+    as_method = Target("change the price", path, method.start_line, method.end_line, "with_price")
+    assert miss_cause(regions, table, as_method, rows, []) == MISS_CAUSES[1]
+    docstring = Target("the module", path, 1, 2, "models")
+    assert miss_cause(regions, table, docstring, rows, []) == MISS_CAUSES[0]
+    outer = _enclosing(regions, True)
+    top = int(inside[0])
+    order = [top] + [int(r) for r in rows if int(r) != top]
+    answers = first_answers(regions, outer, order, table)
+    assert answers["top leaf"][0] == path and strict_hit(target, answers["its outermost definition"])
+    assert answers["its file"][0] == path and answers["its file"][1] == 1
+    # All ten top leaves in the class: the spread picks the file (they are all in its file too).
+    in_class = [top] * 10
+    assert (
+        first_answers(regions, outer, in_class, table)["by the spread of the top leaves"]
+        == answers["its file"]
+    )
+    # The class's leaves among leaves of other files: the spread picks the class.
+    others = [int(r) for r in rows if table.paths[int(table.file_index[r])] != path]
+    mixed = [top, top, top] + others[:7]
+    assert len(others) >= 7
+    picked = first_answers(regions, outer, mixed, table)["by the spread of the top leaves"]
+    assert picked == answers["its outermost definition"]
 
 
 def test_query_json_gives_regions_and_files_as_the_contract_says(indexed):

@@ -28,6 +28,7 @@ from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.systems import TwoStage
 from hsc.search.regions import (
     DEFINITION,
+    FILE,
     RegionTable,
     answer_regions,
     build_regions,
@@ -40,6 +41,20 @@ K = 10
 # The leaves' best-leaf shares tried for a region's and a file's score (1 = its best leaf alone).
 BEST_SHARES = (1.0, 0.75, 0.5, 0.25, 0.0)
 LEAVES, BASELINE = "leaves (hybrid)", "outermost definition by best leaf"
+SHIPPED = "regions (hsc defaults)"
+# Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
+MISS_CAUSES = (
+    "no file or definition is the target",
+    "the target is inside another definition",
+    "no candidate leaf in the target",
+    f"ranked {K + 1}-{2 * K}",
+    f"ranked below {2 * K}",
+)
+# The query-complexity rule for the level of the first answer (docs/hierarchy.md, "Query
+# complexity"): its file when at least FILE_SPREAD of the top K leaves lie in the top leaf's file,
+# else its outermost definition when at least CLASS_SPREAD of them lie in that definition, else the
+# leaf. Measured against each fixed level; it does not beat the fixed "outermost definition".
+FILE_SPREAD, CLASS_SPREAD = 0.7, 0.3
 Span = tuple[str, int | None, int | None]  # path, first line, last line (None: a folder)
 
 
@@ -94,14 +109,73 @@ def _by_best_leaf(regions: RegionTable, enclosing: np.ndarray, rows: list[int], 
     return out
 
 
+def _leaf_span(table: Any, row: int) -> Span:
+    return (table.paths[int(table.file_index[row])], int(table.start_lines[row]), int(table.end_lines[row]))
+
+
+def _region_span(regions: RegionTable, region: int) -> Span:
+    return (regions.paths[region], int(regions.start_lines[region]), int(regions.end_lines[region]))
+
+
+def first_answers(
+    regions: RegionTable, enclosing: np.ndarray, rows: list[int], table: Any
+) -> dict[str, Span]:
+    """The first answer at each fixed level (the top leaf, its outermost definition, its file) and
+    at the level the spread of the top ``K`` leaves picks (:data:`FILE_SPREAD`, :data:`CLASS_SPREAD`)."""
+    top = rows[0]
+    leaf = _leaf_span(table, top)
+    outer = int(enclosing[top])
+    definition = _region_span(regions, outer) if outer >= 0 else leaf
+    file_region = next(int(r) for r in regions.files if regions.paths[r] == leaf[0])
+    answers = {"top leaf": leaf, "its outermost definition": definition}
+    answers["its file"] = _region_span(regions, file_region)
+    in_file = np.mean([table.paths[int(table.file_index[r])] == leaf[0] for r in rows[:K]])
+    in_definition = np.mean([int(enclosing[r]) == outer for r in rows[:K]]) if outer >= 0 else 0.0
+    if in_file >= FILE_SPREAD:
+        answers["by the spread of the top leaves"] = answers["its file"]
+    elif in_definition >= CLASS_SPREAD:
+        answers["by the spread of the top leaves"] = definition
+    else:
+        answers["by the spread of the top leaves"] = leaf
+    return answers
+
+
+def miss_cause(
+    regions: RegionTable,
+    table: Any,
+    target: Target,
+    rows: np.ndarray,
+    ranked: list[Span],
+) -> str | None:
+    """Why the shipped regions ``ranked`` (best first, deeper than ``K``) miss ``target`` strictly
+    in their top ``K`` (None: they do not): one of :data:`MISS_CAUSES`."""
+    place = next((i for i, span in enumerate(ranked) if strict_hit(target, span)), None)
+    if place is not None and place < K:
+        return None
+    levels = np.isin(regions.levels, (FILE, DEFINITION)) & np.array([p == target.path for p in regions.paths])
+    matching = [r for r in np.flatnonzero(levels) if strict_hit(target, _region_span(regions, int(r)))]
+    if not matching:
+        return MISS_CAUSES[0]
+    if not any(regions.outermost[r] for r in matching):  # a file counts as outermost
+        return MISS_CAUSES[1]
+    if not any(_overlap(target, _leaf_span(table, int(r))) for r in rows):
+        return MISS_CAUSES[2]
+    return MISS_CAUSES[3] if place is not None and place < 2 * K else MISS_CAUSES[4]
+
+
 def _spans(found: list[Any]) -> list[Span]:
     return [(r.path, r.start_line, r.end_line) for r in found]
 
 
 def region_rankings(
-    prepared: Prepared, plan: Any, params: Parameters, report: Callable[[str], None] = print
+    prepared: Prepared,
+    plan: Any,
+    params: Parameters,
+    report: Callable[[str], None] = print,
+    collect_misses: dict[str, int] | None = None,
 ) -> dict[str, list[list[Span]]]:
-    """System name -> each query's top ``K`` spans."""
+    """System name -> each query's top ``K`` spans; ``collect_misses``, when given, counts the
+    shipped regions' strict misses by :func:`miss_cause` (and the files in their top ``K``)."""
     corpus = prepared.corpus
     table = corpus.table
     hybrid = TwoStage(
@@ -191,8 +265,21 @@ def region_rankings(
         shipped, files = answer_regions(
             regions, rows, scores, vector, dataclasses.replace(params, region_count=K)
         )
-        put("regions (hsc defaults)", _spans(shipped))
+        put(SHIPPED, _spans(shipped))
         put("files (hsc defaults)", _spans(files))
+        for level, span in first_answers(regions, outer, rows.tolist(), table).items():
+            put(f"first answer: {level}", [span])
+        if collect_misses is not None:
+            deeper = answer_regions(
+                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K)
+            )
+            cause = miss_cause(regions, table, target, rows, _spans(deeper[0]))
+            if cause is not None:
+                collect_misses[cause] = collect_misses.get(cause, 0) + 1
+                # What takes the slots of a miss: files, and definitions of other files.
+                collect_misses["files among the top 10 of a miss"] = collect_misses.get(
+                    "files among the top 10 of a miss", 0
+                ) + sum(r.level == "file" for r in shipped)
     return out
 
 

@@ -227,6 +227,9 @@ def format_table(result: dict[str, Any]) -> str:
         from hsc.quality.regions import format_regions
 
         regions = "\nregions and files:\n" + format_regions(result["regions"])
+        if result.get("region_misses"):
+            causes = ", ".join(f"{cause} {count}" for cause, count in result["region_misses"].items())
+            regions += f"\nstrict misses of the regions (hsc defaults) at 10, by cause: {causes}"
     return (
         f"quality: {corpus['source']} ({corpus.get('query_kind', 'docstring')}): {corpus['queries']} "
         f"queries, {corpus['leaves']} leaves, index {result['index_s']} s\n" + "\n".join(lines) + regions

@@ -344,11 +344,13 @@ def _scored(
         table.append({**row, **stats, "build_s": round(build_seconds, 2)})
         report(f"{row['system']}: R@10 {row['recall_at_10']}, scored {row['leaves_scored_share']}")
     regions: list[dict[str, Any]] = []
+    misses: dict[str, int] = {}
     if options.regions or options.query_kind in ("class", "module"):
         from hsc.quality.regions import region_rankings, score_regions
 
         plan = plan_hierarchy(prepared.corpus.table, prepared.params)
-        regions = score_regions(prepared, region_rankings(prepared, plan, prepared.params, report))
+        ranked = region_rankings(prepared, plan, prepared.params, report, misses)
+        regions = score_regions(prepared, ranked)
     swept = []
     if options.sweep:
         done = indexing + scoring
@@ -363,5 +365,6 @@ def _scored(
         "systems": table,
         "sweep": swept,
         "regions": regions,
+        "region_misses": misses,
         "targets": [dataclasses.asdict(t) for t in prepared.targets],
     }
