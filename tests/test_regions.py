@@ -4,6 +4,7 @@ on real parses, a real index and the bundled encoder."""
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -272,3 +273,51 @@ def test_a_pack_brings_the_class_a_top_hit_lies_in_whole_or_as_its_outline(index
     assert outlined.role == "outline" and outlined.start_line == outlined.end_line == stock.start_line
     assert outlined.text.startswith("class StockLevel")
     assert after.tokens <= 2048 and outline.tokens <= 2048
+
+
+def test_the_regions_are_kept_in_a_side_file_for_the_database_state_and_made_again_after_a_change(
+    tmp_path, embedder
+):
+    from hsc.api import Index
+
+    repo = tmp_path / "ledger"
+    repo.mkdir()
+    (repo / "ledger.py").write_text(SOURCE)
+    (repo / "other.py").write_text('def greet(name):\n    return "hello " + name\n')
+    database = tmp_path / "index.db"
+    question = "a ledger of payments kept with their dates"
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        # An index written before the regions were kept has no region side file: the first
+        # query builds the regions, answers, and saves them.
+        for saved in (tmp_path / "hnsw").glob("*-regions-*"):
+            saved.unlink()
+        first = index.query(question, record=False, compare=False)
+    saved = sorted(p.name for p in (tmp_path / "hnsw").glob("*-regions-*"))
+    assert len(saved) == 2 and saved[0].endswith(".npy") and saved[1].endswith(".npz")
+    with Index.open(database, embedder=embedder) as index:
+        again = index.query(question, record=False, compare=False)
+        loaded = next(iter(index._cache.loaded.values())).regions
+    assert [r.to_json() for r in again.regions] == [r.to_json() for r in first.regions]
+    assert [r.to_json() for r in again.files] == [r.to_json() for r in first.files]
+    # Read from the side file (memory-mapped), not pooled again.
+    base = loaded.vectors
+    while base is not None and not isinstance(base, mmap.mmap):
+        base = getattr(base, "base", None)
+    assert isinstance(base, mmap.mmap)
+    assert any(r.level == "definition" and r.name.endswith("Ledger") for r in first.regions)
+    # A changed file changes the database's state: the regions are made again, the stale file goes.
+    (repo / "ledger.py").write_text(SOURCE.replace("class Ledger:", "class Journal:"))
+    with Index.open(database, embedder=embedder) as index:
+        index.index(repo)
+        changed = index.query(question, record=False, compare=False)
+    assert any(r.name.endswith("Journal") for r in changed.regions)
+    assert not any(r.name.endswith("Ledger") for r in changed.regions)
+    now = sorted(p.name for p in (tmp_path / "hnsw").glob("*-regions-*"))
+    assert len(now) == 2 and now != saved
+    # A damaged side file is not read: the regions are built again and the answer is the same.
+    damaged = next(p for p in (tmp_path / "hnsw").glob("*-regions-*.npz"))
+    damaged.write_bytes(b"not a numpy file")
+    with Index.open(database, embedder=embedder) as index:
+        rebuilt = index.query(question, record=False, compare=False)
+    assert [r.to_json() for r in rebuilt.regions] == [r.to_json() for r in changed.regions]

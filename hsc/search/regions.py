@@ -3,7 +3,8 @@
 A repository's leaves are in document order (files sorted by path, leaves by position), so every
 region is a contiguous run of leaf rows: a folder's files, a file's leaves, the leaves a
 definition's lines overlap, a group's leaves. Each region gets one pooled vector, made once
-when its table is built (the re-normalised mean of its leaves; no query pools anything).
+when its table is built (the re-normalised mean of its leaves; no query pools anything) and kept
+in a side file for the database's state, so a later process reads it instead of pooling again.
 
 A query's regions are scored from its leaf ranking: the best ``region_candidates`` leaves and
 their scores (hybrid: cosine fused with BM25). A region holding one of them scores
@@ -102,6 +103,28 @@ class RegionTable:
             self.names[row],
             float(score),
         )
+
+
+# The columns a region table is saved as beside its vectors (hsc.store.sidecar), in field order.
+COLUMNS = ("levels", "paths", "names", "start_lines", "end_lines", "lo", "hi", "outermost")
+
+
+def region_arrays(regions: RegionTable) -> dict[str, np.ndarray]:
+    """A region table's columns (without its vectors) as arrays a side file can hold."""
+    return {
+        name: np.array(getattr(regions, name), dtype=str)
+        if name in ("paths", "names")
+        else getattr(regions, name)
+        for name in COLUMNS
+    }
+
+
+def regions_from_arrays(arrays: dict[str, np.ndarray], vectors: np.ndarray) -> RegionTable:
+    """The region table :func:`region_arrays` saved, with its (possibly memory-mapped) vectors."""
+    columns = {name: arrays[name] for name in COLUMNS}
+    columns["paths"] = columns["paths"].tolist()
+    columns["names"] = columns["names"].tolist()
+    return RegionTable(**columns, vectors=vectors)
 
 
 def _runs(starts: list[int], ends: list[int]) -> tuple[np.ndarray, np.ndarray]:

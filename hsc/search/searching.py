@@ -28,7 +28,14 @@ from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.names import kept_terms, name_boost
-from hsc.search.regions import Region, RegionTable, answer_regions, build_regions
+from hsc.search.regions import (
+    Region,
+    RegionTable,
+    answer_regions,
+    build_regions,
+    region_arrays,
+    regions_from_arrays,
+)
 from hsc.search.results import GroupResult, QueryResponse, QueryResult, check_query, parse_node_id
 from hsc.search.results import join_pieces as joined
 from hsc.search.two_stage import (
@@ -475,11 +482,26 @@ class Searching:
     ) -> tuple[list[Region], list[Region]]:
         """The query's ranked regions and files, from its candidate leaves (best first)."""
         if loaded.regions is None:
-            definitions = self.store.definitions(int(hierarchy["repository_id"]))
-            loaded.regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
+            loaded.regions = self._region_table(loaded, int(hierarchy["repository_id"]))
         rows = np.array([hit.row for hit in candidates], dtype=np.int64)
         scores = np.array([hit.score for hit in candidates], dtype=np.float64)
         return answer_regions(loaded.regions, rows, scores, vector, params)
+
+    def _region_table(self, loaded: _Loaded, repository_id: int) -> RegionTable:
+        """A hierarchy's regions: read from the side file made at its stamp, else built (the
+        definitions read, every region pooled) and saved there. A view of some files' roles only,
+        or a partial one, is built each time: its rows are not the saved table's."""
+        whole = self.side_files and self._cache.loaded.get(loaded.hierarchy_id) is loaded
+        saved = self._side.load_regions(loaded.hierarchy_id, loaded.stamp) if whole else None
+        if saved is not None:
+            return regions_from_arrays(*saved)
+        definitions = self.store.definitions(repository_id)
+        regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
+        if whole and not self.store.read_only:
+            self._side.save_regions(
+                loaded.hierarchy_id, loaded.stamp, region_arrays(regions), regions.vectors
+            )
+        return regions
 
     def _group_labels(self, hierarchy_id: int, node_ids: list[int]) -> dict[int, dict[str, Any]]:
         """What a query shows of each group (GroupResult's fields after its score), from the

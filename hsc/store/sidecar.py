@@ -1,12 +1,12 @@
 """Side files that open a large index fast: a repository's leaf table (its
 vectors as a float32 ``.npy`` read memory-mapped, its other columns in an
 ``.npz``, its scopes read on first use), a hierarchy's group of every leaf,
-and the HNSW graph over its groups.
+the HNSW graph over its groups, and its regions with their pooled vectors.
 
 The SQLite database stays the truth; these are caches beside the HNSW files.
 Each file's name carries a digest of the stamp of what it was made from
-(:meth:`hsc.store.Store.leaf_stamp`, plus the hierarchy's row for the groups
-and the graph),
+(:meth:`hsc.store.Store.leaf_stamp`, plus the hierarchy's row for the groups,
+the graph and the regions),
 so a stale file is never read: a changed database asks for another name, and
 the missing file is made again from SQLite. Files are written under a
 temporary name and renamed, so a killed run leaves none half-written; a
@@ -220,6 +220,49 @@ class SideFiles:
         except OSError:
             pass
 
+    # -- a hierarchy's regions (hsc.search.regions): their columns and pooled vectors -------------
+
+    def load_regions(self, hierarchy_id: int, stamp: str) -> tuple[dict[str, np.ndarray], np.ndarray] | None:
+        """The region columns and vectors saved for exactly this stamp (vectors memory-mapped);
+        None if there are none or they do not match."""
+        owner = f"h{hierarchy_id}"
+        try:
+            with np.load(self._name("regions", owner, stamp, ".npz"), allow_pickle=False) as saved:
+                if str(saved["stamp"]) != stamp:
+                    return None
+                arrays = {name: saved[name] for name in saved.files if name != "stamp"}
+            vectors = np.load(self._name("regions", owner, stamp, ".npy"), mmap_mode="r").view(np.ndarray)
+        except (OSError, ValueError, KeyError):
+            return None
+        if vectors.ndim != 2 or any(len(column) != len(vectors) for column in arrays.values()):
+            return None
+        return arrays, vectors
+
+    def save_regions(
+        self, hierarchy_id: int, stamp: str, arrays: dict[str, np.ndarray], vectors: np.ndarray
+    ) -> bool:
+        """Save a hierarchy's regions made at ``stamp``; older ones of it go first. False when the
+        folder cannot be written or has no room to spare (the regions are then pooled per process)."""
+        owner = f"h{hierarchy_id}"
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        needed = vectors.nbytes + sum(column.nbytes for column in arrays.values()) + 4096
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._replace_others(owner, "regions", stamp)
+            if not len(vectors) or shutil.disk_usage(self.folder).free < SPARE_ROOM * needed:
+                return False
+            self._write(self._name("regions", owner, stamp, ".npy"), lambda p: _save_npy(p, vectors))
+            # The columns last: they name the stamp, so they are what makes the pair whole.
+            self._write(
+                self._name("regions", owner, stamp, ".npz"),
+                lambda p: _save_npz(p, stamp=np.array(stamp), **arrays),
+            )
+        except OSError:
+            for path in self.folder.glob(f"{glob.escape(self.stem)}-{owner}-regions-{digest(stamp)}*"):
+                path.unlink(missing_ok=True)
+            return False
+        return True
+
     # -- the HNSW graph over a hierarchy's groups ----------------------------------------------
 
     def graph_path(self, hierarchy_id: int, stamp: str) -> Path:
@@ -250,8 +293,8 @@ class SideFiles:
         return self.folder / f"{self.stem}-h{hierarchy_id}.bin"
 
     def forget_hierarchy(self, hierarchy_id: int) -> None:
-        """Remove every side file of a hierarchy (its owners and graphs, of any state)."""
-        for kind in ("owners", "hnsw"):
+        """Remove every side file of a hierarchy (its owners, graphs and regions, of any state)."""
+        for kind in ("owners", "hnsw", "regions"):
             for path in self.folder.glob(f"{glob.escape(self.stem)}-h{hierarchy_id}-{kind}-*"):
                 path.unlink(missing_ok=True)
         self._unnamed_graph(hierarchy_id).unlink(missing_ok=True)
