@@ -177,6 +177,11 @@ def test_the_scale_bench_times_the_default_hybrid_query_with_and_without_common_
     for way in ("sqlite", "side_file"):
         for mode in ("two-stage", "flat", "hybrid", "hybrid_every_term"):
             assert found["open"][way][f"{mode}_whole_query"]["p50_ms"] > 0
+    # The first region query of a fresh index: built (side file removed), then read from the side file.
+    first = found["open"]["first_region_query"]
+    assert set(first) == {"without_regions_seconds", "regions_built_seconds", "regions_read_seconds"}
+    assert all(seconds > 0 for seconds in first.values())
+    assert len(list((tmp_path / "hnsw").glob("scale-2000-h*-regions-*"))) == 2
     # What the hybrid queries meet: two words in every synthetic leaf, which the default leaves out.
     with Index(Store(tmp_path / "scale-2000.db")) as index:
         counts = TermCounts(index.store.term_documents, index.store.leaf_count)

@@ -260,7 +260,31 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
     found["open_ratio"] = round(
         found["sqlite"]["open_seconds"] / max(found["side_file"]["open_seconds"], 1e-9), 1
     )
+    found["first_region_query"] = first_region_query(database, hierarchy_id, model, query_vectors)
     return found
+
+
+def first_region_query(
+    database: Path, hierarchy_id: int, model: str, query_vectors: np.ndarray
+) -> dict[str, float]:
+    """The first query of a fresh index (its hierarchy already loaded): without regions, with
+    the regions built (their side file removed first) and with them read from the side file that
+    build saved (hsc.store.sidecar), in that order."""
+    from hsc.api import Index
+    from hsc.store import Store
+
+    out: dict[str, float] = {}
+    for name, regions in (("without_regions", False), ("regions_built", True), ("regions_read", True)):
+        if name == "regions_built":
+            for saved in (database.parent / "hnsw").glob(f"{database.stem}-h{hierarchy_id}-regions-*"):
+                saved.unlink()
+        with Index(Store(database), embedder=SyntheticQueries(model, query_vectors)) as index:
+            index._load(hierarchy_id)
+            started = time.perf_counter()
+            index.query("q", hierarchy_id=hierarchy_id, record=False, compare=False, regions=regions)
+            out[f"{name}_seconds"] = round(time.perf_counter() - started, 3)
+        gc.collect()
+    return out
 
 
 def _context_timings(index: Any, hierarchy_id: int, count: int) -> list[tuple[str, dict[str, Any]]]:

@@ -54,7 +54,7 @@ MISS_CAUSES = (
 # complexity"): its file when at least FILE_SPREAD of the top K leaves lie in the top leaf's file,
 # else its outermost definition when at least CLASS_SPREAD of them lie in that definition, else the
 # leaf. Measured against each fixed level; it does not beat the fixed "outermost definition".
-FILE_SPREAD, CLASS_SPREAD = 0.7, 0.3
+FILE_SPREAD, CLASS_SPREAD = 0.9, 0.3
 Span = tuple[str, int | None, int | None]  # path, first line, last line (None: a folder)
 
 
