@@ -321,3 +321,27 @@ def test_the_regions_are_kept_in_a_side_file_for_the_database_state_and_made_aga
     with Index.open(database, embedder=embedder) as index:
         rebuilt = index.query(question, record=False, compare=False)
     assert [r.to_json() for r in rebuilt.regions] == [r.to_json() for r in changed.regions]
+
+
+def test_the_class_benchmark_counts_each_miss_of_the_shipped_regions_once_by_its_cause(tmp_path, embedder):
+    from hsc.quality.regions import SHIPPED
+    from hsc.quality.sweep import Options, run_quality
+
+    options = Options(
+        path=ROOT / "hsc" / "samples" / "inventory_py",
+        out=tmp_path,
+        query_kind="class",
+        systems=("hybrid",),
+        sweep=False,
+    )
+    result = run_quality(options, report=lambda message: None, embedder=embedder)
+    rows = {row["system"]: row for row in result["regions"]}
+    asked = len(result["targets"])
+    assert asked >= 2
+    for level in ("top leaf", "its outermost definition", "its file", "by the spread of the top leaves"):
+        assert f"first answer: {level}" in rows
+    misses = result["region_misses"]
+    causes = {cause: count for cause, count in misses.items() if cause in MISS_CAUSES}
+    assert set(misses) - set(causes) <= {"files among the top 10 of a miss"}
+    missed = asked - round(rows[SHIPPED]["strict_at_10"] * asked)
+    assert sum(causes.values()) == missed
