@@ -14,6 +14,7 @@ from typing import Protocol
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition
 from hsc.search.context import ContextPack, ContextSpan
+from hsc.search.reasons import hit_reason
 
 MEMO_SIZE = 100_000  # token counts a source keeps
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
@@ -32,8 +33,17 @@ class Hit:
     start_line: int
     end_line: int
     score: float
-    rank: int
+    rank: int  # its place among the pack's hits (the policy's counts: lead and dependency hits)
     tokens_hint: int = 0  # the leaf's stored token count: a hit far above what is left is not counted
+    scope: str = ""
+    # Its rank and why it was found as the query's table shows them (hsc.search.reasons): the pieces
+    # of one split definition share their answer's rank. 0: ``rank``.
+    shown_rank: int = 0
+    why: str = ""
+
+    @property
+    def answer_rank(self) -> int:
+        return self.shown_rank or self.rank
 
 
 @dataclass(frozen=True)
@@ -241,8 +251,14 @@ def assemble_pack(
         placed = False
         if sum(piece[3] for piece in pieces) <= policy.outline_tokens:
             placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
-        if not placed:
-            placed = filling.place_outline(dependency.path, definition, dependency.via, room)
+        if not placed:  # the whole is longer than outline_tokens, or than the room left
+            whole = sum(piece[3] for piece in pieces)
+            allowed = min(room, policy.outline_tokens, budget - filling.used)
+            reason = (
+                f"outline of {definition.kind} {definition.scope} ({whole:,} tokens whole, {allowed:,} "
+                f"allowed): {dependency.via}"
+            )
+            placed = filling.place_outline(dependency.path, definition, reason, room)
         filling.uses_used += filling.used - before
         return placed and definition.kind in FUNCTION_KINDS
 
@@ -252,9 +268,8 @@ def assemble_pack(
         if not fits_roughly(hit, budget - filling.used):
             continue
         leaf_ids = (f"leaf:{hit.leaf_id}",)
-        placed = filling.place(
-            hit.path, [(hit.start_line, hit.end_line)], "hit", f"rank {hit.rank}", leaf_ids, hit.score
-        )
+        reason = hit_reason(hit.answer_rank, hit.why)
+        placed = filling.place(hit.path, [(hit.start_line, hit.end_line)], "hit", reason, leaf_ids, hit.score)
         if not placed:
             continue
         if hit.rank <= policy.dependency_hits:
@@ -278,7 +293,7 @@ def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None
     definition = definition_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
     if definition is None:
         return
-    reason = f"rest of {definition.scope} (rank {hit.rank})"
+    reason = f"rest of {definition.scope} (rank {hit.answer_rank})"
     runs = [(definition.start_line, definition.end_line)]
     if filling.place(hit.path, runs, "definition", reason, limit=policy.complete_tokens):
         return
@@ -326,11 +341,18 @@ def bring_container(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
     container = container_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
     if container is None:
         return
-    reason = f"{container.scope}, which holds rank {hit.rank}"
+    named = f" (hit {hit.scope or hit.path} lines {hit.start_line}-{hit.end_line})"
+    reason = f"{container.scope}, which holds rank {hit.answer_rank}{named}"
     runs = [(container.start_line, container.end_line)]
-    if not filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
-        header = replace(container, end_line=container.start_line)
-        filling.place_outline(hit.path, header, reason, None)
+    if filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
+        return
+    # The whole does not fit (more than enclosing_tokens, or than the budget left): its outline, which
+    # says so and names the hit it stands beside.
+    whole = sum(piece[3] for piece in filling.pieces(hit.path, runs))
+    left = min(policy.enclosing_tokens, filling.budget - filling.used)
+    outline = f"outline of {container.kind} {reason}; the rest takes {whole:,} tokens, {left:,} allowed"
+    header = replace(container, end_line=container.start_line)
+    filling.place_outline(hit.path, header, outline, None)
 
 
 def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:
