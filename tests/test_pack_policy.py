@@ -115,3 +115,31 @@ def test_a_class_outline_names_the_method_that_brought_it(index) -> None:
     # Whole when the limit lets it in: no outline then.
     whole = index.context(query, 2048, repository_id=int(inventory["id"]), context_enclosing_tokens=400)
     assert not any(s.role == "outline" and "which holds" in s.reason for s in whole.spans)
+
+
+def test_a_module_question_keeps_room_for_its_file_outline_when_asked(index) -> None:
+    from hsc.search.assemble import Hit, module_question, top_level
+
+    (inventory,) = [r for r in index.repositories() if r["root"].endswith("inventory_py")]
+    repository_id = int(inventory["id"])
+    query = "price calculations: discounts, tax, bulk tiers and currency handling"  # pricing.py's doc
+    before = index.context(query, 2048, repository_id=repository_id)
+    after = index.context(query, 2048, repository_id=repository_id, context_file_outline_tokens=300)
+    assert not [s for s in before.spans if "a module question" in s.reason]
+    outlines = [s for s in after.spans if "a module question" in s.reason]
+    assert outlines and all(s.role == "outline" and s.path == "inventory/pricing.py" for s in outlines)
+    assert sum(s.tokens for s in outlines) <= 300 and after.tokens <= 2048
+    # Each stands for a top-level definition of the file that no other span shows.
+    definitions = {
+        (d.start_line, d.end_line)
+        for d in top_level(
+            index.store.definitions(repository_id, "inventory/pricing.py")["inventory/pricing.py"]
+        )
+    }
+    for outline in outlines:
+        assert (outline.start_line, outline.end_line) in definitions
+        others = [s for s in after.spans if s is not outline and s.path == outline.path]
+        assert all(s.end_line < outline.start_line or s.start_line > outline.end_line for s in others)
+    # The rule: 3 of the top 5 hits in the best hit's file.
+    hits = [Hit(i, path, 1, 2, 1.0, i) for i, path in enumerate(["a.py", "b.py", "a.py", "c.py", "a.py"], 1)]
+    assert module_question(hits) == "a.py" and module_question(hits[:4]) is None

@@ -85,6 +85,42 @@ class PackPolicy:
     # A top hit inside a class (or other container) brings the outermost one: whole within this many
     # tokens, else its outline; 0 = never (the pack as before; hsc.params context_enclosing_tokens).
     enclosing_tokens: int = 0
+    # A module question (module_question) keeps this many tokens for its file's outline; 0 = never
+    # (hsc.params context_file_outline_tokens).
+    file_outline_tokens: int = 0
+
+
+# A question is about a module when this many of its top MODULE_TOP hits lie in the best hit's file.
+MODULE_HITS = 3
+MODULE_TOP = 5
+
+
+def module_question(hits: list[Hit]) -> str | None:
+    """The file a question asks about as a whole (hits spread over one file: MODULE_HITS of the top
+    MODULE_TOP in the best hit's file), or None."""
+    if not hits:
+        return None
+    path = hits[0].path
+    return path if sum(1 for hit in hits[:MODULE_TOP] if hit.path == path) >= MODULE_HITS else None
+
+
+def top_level(definitions: list[Definition]) -> list[Definition]:
+    """The definitions no other (but the file's own) holds, in line order."""
+    named = [d for d in definitions if d.kind not in ("file", "namespace", "module")]
+    return sorted(
+        (
+            d
+            for d in named
+            if not any(
+                o is not d
+                and o.start_line <= d.start_line
+                and o.end_line >= d.end_line
+                and (o.start_line, -o.end_line) < (d.start_line, -d.end_line)
+                for o in named
+            )
+        ),
+        key=lambda d: d.start_line,
+    )
 
 
 def fits_roughly(hit: Hit, left: int) -> bool:
@@ -222,6 +258,9 @@ def assemble_pack(
     """The pack for ``hits`` (best first) within ``budget`` tokens under ``policy``."""
     filling = _Filling(budget, counter, source)
     pending: list[Hit] = []  # placed hits whose dependencies are still to come
+    module = module_question(hits) if policy.file_outline_tokens else None
+    if module is not None:  # kept for the file's outline, placed last over what is not shown
+        filling.budget -= min(policy.file_outline_tokens, budget)
 
     def dependencies_of(hit: Hit) -> None:
         frontier = [(hit.path, hit.start_line, hit.end_line)]
@@ -283,8 +322,23 @@ def assemble_pack(
             pending = []
     for waiting in pending:
         dependencies_of(waiting)
+    if module is not None:
+        filling.budget = budget
+        file_outline(filling, module, hits[:MODULE_TOP], policy.file_outline_tokens)
     spans = join_adjacent(reading_order(filling.spans), counter)
     return ContextPack(query, budget, mode, tuple(spans))
+
+
+def file_outline(filling: _Filling, path: str, top: list[Hit], tokens: int) -> None:
+    """The outline of the file a module question asks about: each top-level definition not shown
+    yet (none of its lines in the pack) as its signature and doc, in line order, within ``tokens``."""
+    held = sum(1 for hit in top if hit.path == path)
+    reason = f"outline of the file {path}: a module question ({held} of the top {len(top)} hits in it)"
+    spent = filling.used
+    for definition in top_level(filling.source.definitions(path)):
+        if filling.used - spent >= tokens:
+            break
+        filling.place_outline(path, definition, reason, tokens - (filling.used - spent))
 
 
 def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:

@@ -35,6 +35,7 @@ def policy_of(params: Parameters) -> PackPolicy:
         outline_tokens=params.context_outline_tokens,
         complete_tokens=params.context_complete_tokens,
         enclosing_tokens=params.context_enclosing_tokens,
+        file_outline_tokens=params.context_file_outline_tokens,
     )
 
 
