@@ -293,7 +293,9 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
                 per.setdefault(name, {}).setdefault(budget, []).append(scores)
     seconds = time.perf_counter() - started
     table = {
-        name: {str(b): summarise_packs(s) for b, s in by_budget.items()} for name, by_budget in per.items()
+        name: {str(b): summarise_packs(s) for b, s in by_budget.items()}
+        for name, by_budget in per.items()
+        if not name.startswith(FILE_OUTLINE)  # measured against the pack on the side (below)
     }
     intervals = {
         str(budget): {
@@ -338,6 +340,12 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         "intervals": intervals,
         "enclosing_intervals": enclosing,
         "file_outline_intervals": outline,
+        "file_names_shown": {
+            f"{name} @{budget}": round(float(np.mean([s["names"] for s in per[name][budget]])), 3)
+            for name in per
+            if name == PACK or name.startswith(FILE_OUTLINE)
+            for budget in budgets
+        },
         "module_rule_fires": round(sum(fires) / max(len(fires), 1), 3),
         "assembly_seconds": round(seconds, 1),
     }
