@@ -407,7 +407,9 @@ class Parameters:
         0,
         "Context pack: a module question (at least 3 of the top 5 hits in the best hit's file) keeps "
         "this many tokens for that file's outline, the signature and first doc sentence of each top-level "
-        "definition the pack does not show otherwise (0 = never, as before). See docs/context.md.",
+        "definition the pack does not show otherwise (0 = never, as before). Stdlib at 2,048 tokens, 150: "
+        "module questions' file definitions shown +0.050 at no cost, but the rule also fires on 58 % of "
+        "function questions, whose hits fell 0.010; so off (docs/context.md).",
         "query",
         minimum=0,
     )
