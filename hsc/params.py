@@ -403,6 +403,16 @@ class Parameters:
         "query",
         minimum=0,
     )
+    context_file_outline_tokens: int = _p(
+        0,
+        "Context pack: a module question (at least 3 of the top 5 hits in the best hit's file) keeps "
+        "this many tokens for that file's outline, the signature and first doc sentence of each top-level "
+        "definition the pack does not show otherwise (0 = never, as before). Stdlib at 2,048 tokens, 150: "
+        "module questions' file definitions shown +0.050 at no cost, but the rule also fires on 58 % of "
+        "function questions, whose hits fell 0.010; so off (docs/context.md).",
+        "query",
+        minimum=0,
+    )
 
     # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with
     # `bench quality --query-kind class|module|docstring --regions` (docs/hierarchy.md).

@@ -204,3 +204,38 @@ def test_a_variant_is_asked_beside_hsc_and_paired_against_it(repo: Path, tmp_pat
     assert "function code - hsc" in result["all"]["paired"]
     with pytest.raises(ValueError, match="cannot be called 'flat'"):
         bench_localize([repo], 1, 0, tmp_path / "x", variants={"flat": {}}, report=lambda _: None)
+
+
+def test_an_index_parameter_indexes_the_parents_with_it_and_a_run_pairs_against_another(
+    repo: Path, tmp_path: Path
+) -> None:
+    from hsc import Index
+    from hsc.bench.localize import paired_runs
+
+    before = bench_localize([repo], commits=10, seed=0, out=tmp_path / "a", report=lambda _: None)
+    after = bench_localize(
+        [repo],
+        commits=10,
+        seed=0,
+        out=tmp_path / "b",
+        overrides={"leaf_minimums": "python=400"},
+        report=lambda _: None,
+    )
+    assert after["set"] == {"leaf_minimums": "python=400"}
+    leaves = {}
+    for name in ("a", "b"):
+        with Index.open(tmp_path / name / "inventory" / "index.db") as index:
+            (repository,) = index.repositories()
+            leaves[name] = len(index.leaves(int(repository["id"]), with_text=False))
+    assert leaves["b"] < leaves["a"]  # short Python leaves merged with their neighbours
+    paired = paired_runs(before, after)
+    assert paired["questions"] == 1
+    assert set(paired["paired"]) == {
+        "function hsc: after - before",
+        "file hsc: after - before",
+        "pack hsc: after - before",
+    }
+    with pytest.raises(ValueError, match="leaf_minimums"):
+        bench_localize(
+            [repo], 1, 0, tmp_path / "c", overrides={"leaf_minimums": "python"}, report=lambda _: None
+        )

@@ -194,12 +194,15 @@ def _teaching(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _localize(args: argparse.Namespace) -> dict[str, Any]:
-    from hsc.bench.localize import SPAN, bench_localize, parse_variants
+    from hsc.bench.localize import SPAN, bench_localize, paired_runs, parse_variants
     from hsc.params import parse_assignments
 
     if not args.git:
         raise ValueError("bench localize asks a repository's history: pass --git PATH (once per repository)")
-    return bench_localize(
+    before = None
+    if args.against:  # an earlier run's localize.json, read before the work so a bad path costs nothing
+        before = json.loads(Path(args.against).read_text())
+    result = bench_localize(
         [Path(path) for path in args.git],
         args.commits,
         args.seed,
@@ -209,6 +212,9 @@ def _localize(args: argparse.Namespace) -> dict[str, Any]:
         span=args.span or SPAN,
         variants=parse_variants(args.variant or []),
     )
+    if before is not None:
+        result["against"] = paired_runs(before, result)
+    return result
 
 
 SUITES: dict[str, tuple[str, Runner]] = {
@@ -331,7 +337,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "context: the database to save the run in (the app's Evaluate page shows it)",
     )
     parser.add_argument("--steps", type=int, default=10, help="app: slider steps per slider")
-    parser.add_argument("--against", help="app: a checkout of another version of the app, driven first")
+    parser.add_argument(
+        "--against",
+        help="app: a checkout of another version of the app, driven first; localize: an earlier run's "
+        "localize.json to pair this run against (a run indexed with other --set values)",
+    )
     parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
     parser.add_argument(
         "--git", action="append", metavar="PATH", help="localize: a repository with its history (repeatable)"

@@ -27,7 +27,15 @@ from hsc.quality.catalog import Prepared, main_systems
 from hsc.quality.context_metrics import PACK, SHIPPED, paired_interval, score_pack, summarise_packs
 from hsc.quality.gold import package_of
 from hsc.quality.sweep import Options, Progress, corpus_sources, prepare
-from hsc.search.assemble import Hit, Piece, assemble_pack, fill_in_order, leaves_in_rank_order
+from hsc.search.assemble import (
+    Hit,
+    Piece,
+    assemble_pack,
+    fill_in_order,
+    leaves_in_rank_order,
+    module_question,
+    top_level,
+)
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource, policy_of
 
@@ -201,6 +209,20 @@ def with_enclosing(bench: Bench, hits: list[Hit]) -> list[Piece]:
 
 # context_enclosing_tokens tried beside the run's own (0: the pack as before this option).
 ENCLOSING_TOKENS = (0, 400, 800)
+# context_file_outline_tokens tried beside the run's own, on every query kind (0: the pack as before).
+FILE_OUTLINE_TOKENS = (150, 300)
+FILE_OUTLINE = "context pack, file outline"
+
+
+def names_shown(pack: ContextPack, path: str, source: StoreSource) -> float:
+    """The share of ``path``'s top-level definitions the pack shows, whole, in part or as an outline
+    (what a module question asks: what the file holds)."""
+    definitions = top_level(source.definitions(path))
+    if not definitions:
+        return 0.0
+    spans = [(s.start_line, s.end_line) for s in pack.spans if s.path == path]
+    shown = sum(1 for d in definitions if any(a <= d.end_line and b >= d.start_line for a, b in spans))
+    return shown / len(definitions)
 
 
 def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict[str, ContextPack]:
@@ -229,6 +251,16 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
                 counter,
                 dataclasses.replace(policy, enclosing_tokens=tokens),
             )
+    for tokens in FILE_OUTLINE_TOKENS:
+        enclosing[f"{FILE_OUTLINE} {tokens}"] = assemble_pack(
+            text,
+            "hybrid",
+            budget,
+            hybrid,
+            source,
+            counter,
+            dataclasses.replace(policy, file_outline_tokens=tokens),
+        )
     return {
         "leaves (flat)": leaves_in_rank_order(text, "flat", budget, flat, source, counter),
         SHIPPED: leaves_in_rank_order(text, "hybrid", budget, hybrid, source, counter),
@@ -257,10 +289,13 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         for budget in budgets:
             for name, pack in packs_for(bench, query, budget, params).items():
                 scores = score_pack(pack, target.path, lines, bench.gold[query])
+                scores["names"] = names_shown(pack, target.path, bench.source)
                 per.setdefault(name, {}).setdefault(budget, []).append(scores)
     seconds = time.perf_counter() - started
     table = {
-        name: {str(b): summarise_packs(s) for b, s in by_budget.items()} for name, by_budget in per.items()
+        name: {str(b): summarise_packs(s) for b, s in by_budget.items()}
+        for name, by_budget in per.items()
+        if not name.startswith(FILE_OUTLINE)  # measured against the pack on the side (below)
     }
     intervals = {
         str(budget): {
@@ -285,10 +320,33 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         if name.startswith("context pack, enclosing")
         for budget in budgets
     }
+    # Each file-outline variant against the pack at the run's parameters: the file's definitions
+    # shown (names), the share of the target shown, the hit; and how often the rule calls a question
+    # a module question (on the hybrid ranking).
+    outline = {
+        f"{name} @{budget}": {
+            metric: paired_interval(
+                [float(s[metric]) for s in per[name][budget]], [float(s[metric]) for s in per[PACK][budget]]
+            )
+            for metric in ("names", "target", "hit", "full")
+        }
+        for name in per
+        if name.startswith(FILE_OUTLINE)
+        for budget in budgets
+    }
+    fires = [module_question(bench.hits("hybrid", q)) is not None for q in range(len(bench.prepared.targets))]
     return {
         "table": table,
         "intervals": intervals,
         "enclosing_intervals": enclosing,
+        "file_outline_intervals": outline,
+        "file_names_shown": {
+            f"{name} @{budget}": round(float(np.mean([s["names"] for s in per[name][budget]])), 3)
+            for name in per
+            if name == PACK or name.startswith(FILE_OUTLINE)
+            for budget in budgets
+        },
+        "module_rule_fires": round(sum(fires) / max(len(fires), 1), 3),
         "assembly_seconds": round(seconds, 1),
     }
 
@@ -377,6 +435,14 @@ def format_context(result: dict[str, Any]) -> str:
             for metric, i in intervals.items()
         )
         lines.append(f"pack - shipped leaves @{budget}: {shown}")
+    for name, intervals in result.get("file_outline_intervals", {}).items():
+        shown = ", ".join(
+            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
+            for metric, i in intervals.items()
+        )
+        lines.append(f"{name} - pack: {shown}")
+    if "module_rule_fires" in result:
+        lines.append(f"module questions by the rule: {result['module_rule_fires']:.3f} of the queries")
     for name, intervals in result.get("enclosing_intervals", {}).items():
         shown = ", ".join(
             f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"

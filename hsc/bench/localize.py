@@ -214,10 +214,14 @@ def run_repository(
     variants: dict[str, dict[str, Any]],
     report: Report,
     span: int = SPAN,
+    indexing: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Every question drawn from one repository's history, answered (see the module's doc)."""
+    """Every question drawn from one repository's history, answered (see the module's doc);
+    ``indexing``: parameters of the index stages (chunk, group, ...) every parent is indexed with."""
     from hsc import Index
+    from hsc.params import Parameters, with_values
 
+    index_params = with_values(Parameters(), dict(indexing or {}))
     git_dir = git_dir_of(path)
     name = (path.name if path.name not in (".git", "repo") else path.parent.name) or "repository"
     drawn = draw(history(git_dir), commits, seed, span)
@@ -232,7 +236,7 @@ def run_repository(
         for number, commit in enumerate(drawn, start=1):
             began = time.perf_counter()
             write_tree(git_dir, commit.parent, folder)
-            indexed = index.index(folder)
+            indexed = index.index(folder, index_params)
             index_seconds = time.perf_counter() - began
             repository_id = indexed.repository_id
             changes = commit_changes(git_dir, commit)
@@ -336,17 +340,22 @@ def bench_localize(
 ) -> dict[str, Any]:
     """The benchmark over each repository in ``paths`` (see the module's doc), pooled and per
     repository; written to ``out/localize.json`` too. ``variants``: more hsc systems, label ->
-    query parameters on top of ``overrides``, each paired against ``hsc``."""
-    from hsc.params import query_overrides
+    query parameters on top of ``overrides``, each paired against ``hsc``. ``overrides`` of another
+    stage (``leaf_minimums``, ...) are the indexing's: a run with them needs an ``out`` of its own,
+    and :func:`paired_runs` pairs it against a run without them."""
+    from hsc.params import Parameters, query_overrides, with_values
 
-    # The query's own parameters, checked before any work.
-    values = query_overrides(dict(overrides or {}))
+    # The query's own parameters, and the indexing's, checked before any work.
+    stages = {name: f.metadata["stage"] for name, f in Parameters.__dataclass_fields__.items()}
+    indexing = {k: v for k, v in (overrides or {}).items() if stages.get(k, "query") != "query"}
+    with_values(Parameters(), indexing)
+    values = query_overrides({k: v for k, v in (overrides or {}).items() if k not in indexing})
     systems = {"hsc": values}
     for label, extra in (variants or {}).items():
         if label in (*SYSTEMS, "hsc"):
             raise ValueError(f"a variant cannot be called {label!r}: that is a system's name")
         systems[label] = {**values, **query_overrides(dict(extra))}
-    repositories = [run_repository(p, commits, seed, out, systems, report, span) for p in paths]
+    repositories = [run_repository(p, commits, seed, out, systems, report, span, indexing) for p in paths]
     pooled = [row for r in repositories for row in r["questions"]]
     result = {
         "suite": "localize",
@@ -363,6 +372,39 @@ def bench_localize(
     out.mkdir(parents=True, exist_ok=True)
     (out / "localize.json").write_text(json.dumps(result, indent=1))
     return result
+
+
+def paired_runs(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Each hsc system of ``after`` (a run indexed with other parameters) paired against the same
+    system of ``before`` on the questions both asked (by repository and commit): hit@10 and hit@1
+    differences with intervals, as :func:`summarise` pairs systems within one run."""
+    asked = {(r["repository"], row["commit"]): row for r in before["repositories"] for row in r["questions"]}
+    rows = []
+    for repository in after["repositories"]:
+        for row in repository["questions"]:
+            earlier = asked.get((repository["repository"], row["commit"]))
+            if earlier is None:
+                continue
+            pair: dict[str, Any] = {}
+            for key in ("function_rank", "file_rank", "pack"):
+                pair[key] = {f"{name}@after": value for name, value in row[key].items()}
+                pair[key].update({f"{name}@before": value for name, value in earlier[key].items()})
+            rows.append(pair)
+    systems = [name for name in (after["repositories"][0]["questions"][0]["pack"] if rows else ())]
+    paired = {}
+    for system in systems:
+        if system == "flat":
+            continue
+        for key in ("function_rank", "file_rank", "pack"):
+            paired[f"{key.split('_')[0]} {system}: after - before"] = _paired(
+                rows, key, f"{system}@after", f"{system}@before"
+            )
+    return {
+        "questions": len(rows),
+        "set_before": before.get("set"),
+        "set_after": after.get("set"),
+        "paired": paired,
+    }
 
 
 def parse_variants(specs: list[str]) -> dict[str, dict[str, str]]:
@@ -406,4 +448,11 @@ def format_localize(result: dict[str, Any]) -> str:
             f"{label}: hit@10 {p['at_10']:+.3f} {p['at_10_ci']}, hit@1 {p['at_1']:+.3f} {p['at_1_ci']}, "
             f"p(hit@10) {p['p_at_10']}"
         )
+    if "against" in result:
+        lines.append(f"against an earlier run, {result['against']['questions']} questions in both:")
+        for label, p in result["against"]["paired"].items():
+            lines.append(
+                f"{label}: hit@10 {p['at_10']:+.3f} {p['at_10_ci']}, hit@1 {p['at_1']:+.3f} "
+                f"{p['at_1_ci']}, p(hit@10) {p['p_at_10']}"
+            )
     return "\n".join(lines)

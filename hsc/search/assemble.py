@@ -14,6 +14,7 @@ from typing import Protocol
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition
 from hsc.search.context import ContextPack, ContextSpan
+from hsc.search.reasons import hit_reason
 
 MEMO_SIZE = 100_000  # token counts a source keeps
 FUNCTION_KINDS = frozenset({"function", "method", "constructor"})
@@ -32,8 +33,17 @@ class Hit:
     start_line: int
     end_line: int
     score: float
-    rank: int
+    rank: int  # its place among the pack's hits (the policy's counts: lead and dependency hits)
     tokens_hint: int = 0  # the leaf's stored token count: a hit far above what is left is not counted
+    scope: str = ""
+    # Its rank and why it was found as the query's table shows them (hsc.search.reasons): the pieces
+    # of one split definition share their answer's rank. 0: ``rank``.
+    shown_rank: int = 0
+    why: str = ""
+
+    @property
+    def answer_rank(self) -> int:
+        return self.shown_rank or self.rank
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,42 @@ class PackPolicy:
     # A top hit inside a class (or other container) brings the outermost one: whole within this many
     # tokens, else its outline; 0 = never (the pack as before; hsc.params context_enclosing_tokens).
     enclosing_tokens: int = 0
+    # A module question (module_question) keeps this many tokens for its file's outline; 0 = never
+    # (hsc.params context_file_outline_tokens).
+    file_outline_tokens: int = 0
+
+
+# A question is about a module when this many of its top MODULE_TOP hits lie in the best hit's file.
+MODULE_HITS = 3
+MODULE_TOP = 5
+
+
+def module_question(hits: list[Hit]) -> str | None:
+    """The file a question asks about as a whole (hits spread over one file: MODULE_HITS of the top
+    MODULE_TOP in the best hit's file), or None."""
+    if not hits:
+        return None
+    path = hits[0].path
+    return path if sum(1 for hit in hits[:MODULE_TOP] if hit.path == path) >= MODULE_HITS else None
+
+
+def top_level(definitions: list[Definition]) -> list[Definition]:
+    """The definitions no other (but the file's own) holds, in line order."""
+    named = [d for d in definitions if d.kind not in ("file", "namespace", "module")]
+    return sorted(
+        (
+            d
+            for d in named
+            if not any(
+                o is not d
+                and o.start_line <= d.start_line
+                and o.end_line >= d.end_line
+                and (o.start_line, -o.end_line) < (d.start_line, -d.end_line)
+                for o in named
+            )
+        ),
+        key=lambda d: d.start_line,
+    )
 
 
 def fits_roughly(hit: Hit, left: int) -> bool:
@@ -212,6 +258,9 @@ def assemble_pack(
     """The pack for ``hits`` (best first) within ``budget`` tokens under ``policy``."""
     filling = _Filling(budget, counter, source)
     pending: list[Hit] = []  # placed hits whose dependencies are still to come
+    module = module_question(hits) if policy.file_outline_tokens else None
+    if module is not None:  # kept for the file's outline, placed last over what is not shown
+        filling.budget -= min(policy.file_outline_tokens, budget)
 
     def dependencies_of(hit: Hit) -> None:
         frontier = [(hit.path, hit.start_line, hit.end_line)]
@@ -241,8 +290,14 @@ def assemble_pack(
         placed = False
         if sum(piece[3] for piece in pieces) <= policy.outline_tokens:
             placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
-        if not placed:
-            placed = filling.place_outline(dependency.path, definition, dependency.via, room)
+        if not placed:  # the whole is longer than outline_tokens, or than the room left
+            whole = sum(piece[3] for piece in pieces)
+            allowed = min(room, policy.outline_tokens, budget - filling.used)
+            reason = (
+                f"outline of {definition.kind} {definition.scope} ({whole:,} tokens whole, {allowed:,} "
+                f"allowed): {dependency.via}"
+            )
+            placed = filling.place_outline(dependency.path, definition, reason, room)
         filling.uses_used += filling.used - before
         return placed and definition.kind in FUNCTION_KINDS
 
@@ -252,9 +307,8 @@ def assemble_pack(
         if not fits_roughly(hit, budget - filling.used):
             continue
         leaf_ids = (f"leaf:{hit.leaf_id}",)
-        placed = filling.place(
-            hit.path, [(hit.start_line, hit.end_line)], "hit", f"rank {hit.rank}", leaf_ids, hit.score
-        )
+        reason = hit_reason(hit.answer_rank, hit.why)
+        placed = filling.place(hit.path, [(hit.start_line, hit.end_line)], "hit", reason, leaf_ids, hit.score)
         if not placed:
             continue
         if hit.rank <= policy.dependency_hits:
@@ -268,8 +322,23 @@ def assemble_pack(
             pending = []
     for waiting in pending:
         dependencies_of(waiting)
+    if module is not None:
+        filling.budget = budget
+        file_outline(filling, module, hits[:MODULE_TOP], policy.file_outline_tokens)
     spans = join_adjacent(reading_order(filling.spans), counter)
     return ContextPack(query, budget, mode, tuple(spans))
+
+
+def file_outline(filling: _Filling, path: str, top: list[Hit], tokens: int) -> None:
+    """The outline of the file a module question asks about: each top-level definition not shown
+    yet (none of its lines in the pack) as its signature and doc, in line order, within ``tokens``."""
+    held = sum(1 for hit in top if hit.path == path)
+    reason = f"outline of the file {path}: a module question ({held} of the top {len(top)} hits in it)"
+    spent = filling.used
+    for definition in top_level(filling.source.definitions(path)):
+        if filling.used - spent >= tokens:
+            break
+        filling.place_outline(path, definition, reason, tokens - (filling.used - spent))
 
 
 def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
@@ -278,7 +347,7 @@ def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None
     definition = definition_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
     if definition is None:
         return
-    reason = f"rest of {definition.scope} (rank {hit.rank})"
+    reason = f"rest of {definition.scope} (rank {hit.answer_rank})"
     runs = [(definition.start_line, definition.end_line)]
     if filling.place(hit.path, runs, "definition", reason, limit=policy.complete_tokens):
         return
@@ -326,11 +395,18 @@ def bring_container(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
     container = container_holding(filling.source.definitions(hit.path), hit.start_line, hit.end_line)
     if container is None:
         return
-    reason = f"{container.scope}, which holds rank {hit.rank}"
+    named = f" (hit {hit.scope or hit.path} lines {hit.start_line}-{hit.end_line})"
+    reason = f"{container.scope}, which holds rank {hit.answer_rank}{named}"
     runs = [(container.start_line, container.end_line)]
-    if not filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
-        header = replace(container, end_line=container.start_line)
-        filling.place_outline(hit.path, header, reason, None)
+    if filling.place(hit.path, runs, "definition", reason, limit=policy.enclosing_tokens):
+        return
+    # The whole does not fit (more than enclosing_tokens, or than the budget left): its outline, which
+    # says so and names the hit it stands beside.
+    whole = sum(piece[3] for piece in filling.pieces(hit.path, runs))
+    left = min(policy.enclosing_tokens, filling.budget - filling.used)
+    outline = f"outline of {container.kind} {reason}; the rest takes {whole:,} tokens, {left:,} allowed"
+    header = replace(container, end_line=container.start_line)
+    filling.place_outline(hit.path, header, outline, None)
 
 
 def reading_order(spans: list[ContextSpan]) -> list[ContextSpan]:

@@ -10,13 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from hsc.chunk.tokens import TokenCounter
+from hsc.hierarchy.groups import LeafTable
 from hsc.model import Definition
 from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.search.answers import definition_runs
 from hsc.search.assemble import Dependency, Hit, PackPolicy, assemble_pack
 from hsc.search.context import ContextPack
 from hsc.search.modules import FileFacts, FileIndex
+from hsc.search.reasons import answer_ranks, why_found
 from hsc.search.resolve import Resolver
-from hsc.search.results import QueryResult, check_query
+from hsc.search.results import QueryResponse, QueryResult, check_query
 from hsc.store import Store
 
 # Files whose lines (and, separately, whose facts) a code source keeps between packs.
@@ -32,6 +35,7 @@ def policy_of(params: Parameters) -> PackPolicy:
         outline_tokens=params.context_outline_tokens,
         complete_tokens=params.context_complete_tokens,
         enclosing_tokens=params.context_enclosing_tokens,
+        file_outline_tokens=params.context_file_outline_tokens,
     )
 
 
@@ -125,13 +129,37 @@ def lines_of_leaves(leaves: list[tuple[int, str]]) -> list[str]:
     return lines
 
 
-def hits_of(results: list[QueryResult], token_counts: dict[int, int]) -> list[Hit]:
+def hits_of(
+    results: list[QueryResult],
+    token_counts: dict[int, int],
+    shown: dict[str, tuple[int, str]] | None = None,
+) -> list[Hit]:
+    """The pack's hits; ``shown``: leaf id -> (rank, why) as the query's table gives them."""
     hits = []
     for r in results:
         leaf_id = int(r.leaf_id.split(":")[1])
         hint = token_counts.get(leaf_id, 0)
-        hits.append(Hit(leaf_id, r.path, r.start_line, r.end_line, float(r.score), r.rank, hint))
+        rank, why = (shown or {}).get(r.leaf_id, (0, ""))
+        hits.append(
+            Hit(leaf_id, r.path, r.start_line, r.end_line, float(r.score), r.rank, hint, r.scope, rank, why)
+        )
     return hits
+
+
+def shown_ranks(
+    response: QueryResponse, table: LeafTable, row_of_leaf: dict[int, int], mid_level_top_k: int
+) -> dict[str, tuple[int, str]]:
+    """Leaf id -> (rank, why) of each of the response's (unjoined) results as the query's table shows
+    them: the pieces of one split definition joined at their best piece's rank and reason."""
+    rows = {r.leaf_id: row_of_leaf.get(int(r.leaf_id.split(":")[1])) for r in response.results}
+    runs = definition_runs(table, [row for row in rows.values() if row is not None])
+    definition_of = {leaf: runs[row] for leaf, row in rows.items() if row in runs}
+    group_rank = {g.node_id: g.rank for g in response.groups}
+    ranks = answer_ranks(response.results, definition_of)
+    why: dict[int, str] = {}
+    for rank, result in zip(ranks, response.results):
+        why.setdefault(rank, why_found(result, group_rank, mid_level_top_k, response.mode))
+    return {result.leaf_id: (rank, why[rank]) for rank, result in zip(ranks, response.results)}
 
 
 class ContextQueries:
@@ -184,6 +212,8 @@ class ContextQueries:
             regions=False,
             roles=roles,
         )
+        loaded = self._load(response.hierarchy_id or hierarchy_id)  # type: ignore[attr-defined]
+        shown = shown_ranks(response, loaded.table, loaded.row_of_leaf, params.mid_level_top_k)
         results = [
             r
             for r in response.results
@@ -192,7 +222,6 @@ class ContextQueries:
         ][:wanted]
         for rank, result in enumerate(results, start=1):
             result.rank = rank
-        loaded = self._load(response.hierarchy_id or hierarchy_id)  # type: ignore[attr-defined]
         counts = {}
         for result in results:
             leaf_id = int(result.leaf_id.split(":")[1])
@@ -201,7 +230,13 @@ class ContextQueries:
         source = self.code_source(int(hierarchy["repository_id"]))
         source.prefetch([result.path for result in results])
         return assemble_pack(
-            query, mode, budget_tokens, hits_of(results, counts), source, self.counter, policy_of(params)
+            query,
+            mode,
+            budget_tokens,
+            hits_of(results, counts, shown),
+            source,
+            self.counter,
+            policy_of(params),
         )
 
     def code_source(self, repository_id: int) -> StoreSource:

@@ -105,13 +105,15 @@ def spans_table(pack: ContextPack) -> pd.DataFrame:
 def show_pack(pack: ContextPack, key: str) -> None:
     """The budget used, the spans by role, and the prompt text."""
     roles = {role: spans for role, spans in pack.by_role().items() if spans}
-    numbers = st.columns(1 + max(len(roles), 3))
-    numbers[0].metric(  # the budget in the label: "2,040 of 2,048" did not fit a quarter's width
+    # A row of its own: in a column beside the roles' numbers the label was cut off with an ellipsis
+    # at laptop widths with the sidebar open ("Budget used, of 2,0…").
+    st.metric(
         f"Budget used, of {pack.budget:,} tokens",
         f"{pack.tokens:,}",
         help="The spans' cl100k tokens; the pack never holds more than the budget.",
     )
-    for column, (role, spans) in zip(numbers[1:], roles.items()):
+    numbers = st.columns(max(len(roles), 3))
+    for column, (role, spans) in zip(numbers, roles.items()):
         column.metric(
             f"{role} spans · {sum(s.tokens for s in spans):,} tokens", len(spans), help=ROLE_MEANING.get(role)
         )

@@ -16,11 +16,11 @@ from hsc import Parameters, QueryResponse, QueryResult
 from hsc.app.ui.text import cell, line_range, md
 from hsc.model import common_prefix
 from hsc.params import RETRIEVAL_MODES
+from hsc.search.reasons import FLAT_MODES, why_found
 from hsc.search.regions import Region
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
-FLAT_MODES = ("flat", "hybrid-flat")
 ONLY_IN_ONE_LIST = "background-color: rgba(255, 127, 14, 0.18)"
 # Numbers get just their width, so where a result is (path and lines) and what it is (scope) keep the rest.
 NUMBER_WIDTHS = {
@@ -150,17 +150,6 @@ def what_this_query_did(response: QueryResponse, params: Parameters) -> str:
     return text
 
 
-def why_here(result: QueryResult, group_rank: dict[str, int], mid_level_top_k: int) -> str:
-    """Why a two-stage result was scored at all: its group's stage-1 rank (past
-    mid_level_top_k: opened by the widening), or BM25 when its group was not opened."""
-    rank = group_rank.get(result.parent_id or "")
-    lexical = bool(result.lexical_score)
-    if rank is None:
-        return "BM25 (group not opened)" if lexical else "group not opened"
-    reason = f"group #{rank}" + (" (widened)" if rank > mid_level_top_k else "")
-    return reason + (" + BM25" if lexical else "")
-
-
 def parent_note(result: QueryResult, group_rank: dict[str, int], in_answer: bool) -> str:
     """What stage 1 did with the group of an opened result."""
     rank = group_rank.get(result.parent_id or "")
@@ -207,7 +196,7 @@ def staged_table(
             **(
                 {}
                 if response.mode in FLAT_MODES  # every leaf scored: no group put it there
-                else {"why": [why_here(r, group_rank, mid_level_top_k) for r in results]}
+                else {"why": [why_found(r, group_rank, mid_level_top_k, response.mode) for r in results]}
             ),
             "flat rank": [cell(flat_rank.get(r.leaf_id)) for r in results],
             "where": [where(r, folder) for r in results],
