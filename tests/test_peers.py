@@ -83,13 +83,13 @@ def test_bm25_ranks_the_chunk_that_names_the_query_words_first():
     assert lexicon.search("nothing matches zebra") == {}
 
 
-@pytest.fixture(scope="module")
-def prepared(tmp_path_factory, embedder):
+@pytest.fixture(scope="module", params=["shortlink_go", "inventory_py"])
+def prepared(request, tmp_path_factory, embedder):
     from hsc.quality.sweep import Options, prepare
 
     root = tmp_path_factory.mktemp("peers")
-    repo = root / "shortlink_go"
-    shutil.copytree(SAMPLES / "shortlink_go", repo)
+    repo = root / request.param
+    shutil.copytree(SAMPLES / request.param, repo)
     ready = prepare(Options(path=repo, queries=20, out=root / "q"), report=lambda _: None, embedder=embedder)
     yield ready
     ready.corpus.store.close()
