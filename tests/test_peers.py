@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from extras import require
 
-from hsc.quality.catalog import SYSTEM_NAMES, check_names
+from hsc.quality.catalog import SYSTEM_NAMES, check_names, expected_seconds
 from hsc.quality.peers import (
     PEER_NAMES,
     Lexicon,
@@ -73,6 +73,10 @@ def test_peers_are_named_systems_beside_the_table():
     assert parse_name("chonkie-512+bm25") == ("chonkie", False, True, False)
     with pytest.raises(ValueError, match="unknown system 'lines-41'"):
         check_names(["lines-41"])
+    # A run that names a peer is expected to take longer: its chunks are embedded too.
+    assert expected_seconds(10**6, ["flat", "lines-40"], 100, False) > expected_seconds(
+        10**6, ["flat"], 100, False
+    )
 
 
 def test_bm25_ranks_the_chunk_that_names_the_query_words_first():
