@@ -21,6 +21,8 @@ from hsc.chunk.tokens import get_counter
 from hsc.hierarchy.groups import DefinitionVectors, HierarchyPlan, plan_hierarchy
 from hsc.params import Parameters
 from hsc.quality.corpus import Target
+from hsc.quality.peers import PEER_NAMES, PeerInputs
+from hsc.quality.peers import about as peer_about
 from hsc.quality.systems import (
     CollapsedTree,
     Corpus,
@@ -109,6 +111,10 @@ class Inputs:
     def windows(self) -> TokenWindows:
         self.report("token windows (embedding once, then cached)")
         return TokenWindows(self.corpus, self.prepared.files, get_counter(), WINDOW_TOKENS, WINDOW_OVERLAP)
+
+    @functools.cached_property
+    def peers(self) -> PeerInputs:
+        return PeerInputs(self.prepared, self.report)
 
     def group_text(self) -> TwoStage:
         self.report("group vectors from group text (embedding once, then cached)")
@@ -212,6 +218,13 @@ NAMED_SYSTEMS: dict[str, Entry] = {
         about="hybrid as a query answers: split definitions' pieces joined, refilled to k results",
     ),
 }
+# The issue's peers (hsc/quality/peers.py), also run only when named: `--systems` takes them one by one.
+NAMED_SYSTEMS.update(
+    {
+        name: Entry(lambda i, n=name: i.peers.build(n), None, "peer chunks", peer_about(name))
+        for name in PEER_NAMES
+    }
+)
 ALL_SYSTEMS = {**SYSTEMS, **NAMED_SYSTEMS}
 # The systems that embed nothing beyond the leaves: an interactive run's default (seconds, not minutes).
 QUICK_SYSTEMS = tuple(name for name in SYSTEM_NAMES if not SYSTEMS[name].embeds)
@@ -231,7 +244,14 @@ BYTES_PER_LEAF = 540
 RERUN_SECONDS = 0.4
 SWEEP_SECONDS_PER_QUERY = 0.01
 DEFINITION_TEXTS_PER_LEAF = 0.56
-EXTRA_TEXTS_PER_LEAF = {"token windows": 0.65, "group texts": 0.2, "contextual leaves": 1.0}
+EXTRA_TEXTS_PER_LEAF = {
+    "token windows": 0.65,
+    "group texts": 0.2,
+    "contextual leaves": 1.0,
+    # The sixteen peers (Go: 449 40-line windows and 270 chonkie chunks for 1,044 leaves, each with and
+    # without its path, by both encoders); fewer named, fewer texts.
+    "peer chunks": 2.8,
+}
 
 
 def expected_seconds(
