@@ -252,7 +252,7 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
 
 def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     app = open_page(fresh_session(), "pages/4_Hierarchy.py")
-    assert len(app.get("plotly_chart")) == 1
+    assert len(app.get("plotly_chart")) == 2  # the tiers, and the structural levels
     assert int(metric(app, "Groups (mid)")) > 0
     assert "Summariser in use" in texts(app)
 
@@ -279,7 +279,7 @@ def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     assert strict_groups != default_groups
     moved, _, total = metric(app, "Leaves that moved").partition(" of ")
     assert 0 < int(moved) <= int(total)
-    assert len(app.get("plotly_chart")) == 2  # the tiers, and the group sizes compared
+    assert len(app.get("plotly_chart")) == 3  # the tiers, the structural levels, the group sizes compared
 
 
 def test_summarise_with_ollama_says_plainly_when_no_server_answers() -> None:
