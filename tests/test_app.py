@@ -318,6 +318,16 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert "flat rank" in staged.columns and f"{Parameters().retrieval_mode} rank" in flat.columns
     assert staged["scope"].str.contains("discount", case=False).any()
     assert app.code[0].value.strip()  # the first result's code is open
+    # Whether stage 2 kept the flat search's top 10, counted here from the run's own rankings.
+    response = app.session_state["query:response"]
+    flat_top = [r.leaf_id for r in response.flat[:10]]
+    kept = sum(1 for r in response.results[:10] if r.leaf_id in flat_top)
+    said = texts(app)
+    if kept == len(flat_top):
+        assert f"The two stages agree with the flat search on the top {len(flat_top)}" in said
+    else:
+        assert f"holds {kept} of the flat search's top {len(flat_top)}" in said
+    assert f"at the **{response.regions[0].level}** level" in said
     history = app.dataframe[-1].value
     assert "take a percentage off a price" in set(history["query"])
 

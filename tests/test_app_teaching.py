@@ -124,6 +124,30 @@ def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path
     assert "is what stage 1 reads as its text" in shown(app)
 
 
+def test_the_walkthrough_asks_a_class_and_a_function_question_and_names_the_level() -> None:
+    app = open_page("pages/7_Walkthrough.py")
+    app.selectbox(key="walk:file").set_value("inventory/pricing.py").run()
+    assert_clean(app)
+    assert any(h.value == "7 · Which level answers" for h in app.subheader)
+    levels = frame_with(app, "first region level")
+    # Verified by running them: pricing.py's longest documented class and function, each asked in
+    # its doc sentence, are answered by their own definition, and their first leaf is inside it.
+    assert list(levels["question"]) == ["class", "function"]
+    assert list(levels["asked of"]) == ["inventory.pricing.Promotion", "inventory.pricing.line_total"]
+    assert list(levels["first region level"]) == ["definition", "definition"]
+    assert list(levels["first region"]) == [
+        "inventory.pricing.Promotion L43–59",
+        "inventory.pricing.line_total L181–200",
+    ]
+    said = shown(app)
+    assert "A named promotion that takes a percentage off items in some categories" in said
+    assert said.count("the definition asked about") == 2 and "not the definition asked about" not in said
+    assert (
+        "The class question was answered at the definition level; "
+        "the function question was answered at the definition level"
+    ) in said
+
+
 def walkthrough_of(app: AppTest, path: str) -> AppTest:
     app.switch_page("pages/7_Walkthrough.py").run()
     app.selectbox(key="walk:file").set_value(path).run()
