@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from hsc import Index, Parameters
+from hsc.app.ui.text import md
 from hsc.integrations.tools import DEFAULT_BUDGET
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -141,11 +142,15 @@ def test_the_walkthrough_asks_a_class_and_a_function_question_and_names_the_leve
     ]
     said = shown(app)
     assert "A named promotion that takes a percentage off items in some categories" in said
-    assert said.count("the definition asked about") == 2 and "not the definition asked about" not in said
+    # Said in each question's line and twice in the verdict under them.
+    assert said.count("the definition asked about") == 4 and "not the definition asked about" not in said
     assert (
-        "The class question was answered at the definition level; "
-        "the function question was answered at the definition level"
-    ) in said
+        md(
+            "The class question was answered at the definition level (the definition asked about); "
+            "the function question was answered at the definition level (the definition asked about)."
+        )
+        in said
+    )
 
 
 def walkthrough_of(app: AppTest, path: str) -> AppTest:

@@ -138,8 +138,13 @@ def level_sentence(answer: LevelAnswer) -> str:
 
 
 def levels_summary(answers: Sequence[LevelAnswer]) -> str:
-    """One line: which level answered each question."""
-    return "; ".join(
-        f"the {a.question.kind} question was answered at the {a.region.level if a.region else 'no'} level"
-        for a in answers
-    )
+    """One line: which level answered each question, and whether with the definition asked about."""
+
+    def one(answer: LevelAnswer) -> str:
+        if answer.region is None:
+            return f"no region answered the {answer.question.kind} question"
+        region = answer.region
+        which = "the definition asked about" if answer.region_is_asked else f"{region.name}, another region"
+        return f"the {answer.question.kind} question was answered at the {region.level} level ({which})"
+
+    return "; ".join(one(answer) for answer in answers)

@@ -63,8 +63,9 @@ def structure_section(
     st.markdown(
         md(
             f"In view: {view.files} files, {view.containers} definition containers, {view.groups} groups, "
-            f"{view.leaves} leaves. "
+            f"{view.leaves} leaves."
         )
+        + " "
         + " ".join(
             f"**{c.rule}** makes {c.groups} groups, {c.crossing} of them crossing a container edge"
             + (" (hung under their file)." if c.crossing else ".")
@@ -75,6 +76,10 @@ def structure_section(
         hierarchy_figure(view, kind="icicle", depth=6),
         key="hierarchy:structure",
         config=chart_config(f"structure-{repository['name']}-{picked}-{scope or 'all'}"),
+    )
+    st.caption(
+        "Left to right: folders, files, definition containers, groups, leaves (hover for each one's kind). "
+        "A group that crosses a container edge, or lies at a file's top level, hangs straight under its file."
     )
     if view.deepest != "leaf":
         st.caption(f"Drawn down to the {view.deepest} level: open a folder or file above to see deeper.")

@@ -68,4 +68,4 @@ def stage_levels(index: Index, hierarchy_id: int, stamp: str, path: str) -> None
         key="walk:levels",
     )
     summary = levels_summary(answers)
-    st.success(summary[:1].upper() + summary[1:] + ".")  # levels and kinds only: nothing to escape
+    st.success(md(summary[:1].upper() + summary[1:] + "."))
