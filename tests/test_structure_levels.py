@@ -158,3 +158,17 @@ def test_the_region_sentence_names_the_first_regions_level(indexed_samples) -> N
     )
     ending = ", which holds the first leaf." if holds else ", which does not hold the first leaf."
     assert sentence.endswith(ending)
+
+
+def test_the_sentence_counts_the_leaves_bm25_brought_in(indexed_samples) -> None:
+    response = ask(indexed_samples, "parse a CSV row into an item", retrieval_mode="hybrid")
+    agreement = stage_agreement(response)
+    opened = set(response.opened_group_ids)
+    answered = {r.leaf_id for r in response.results}
+    brought = [r for r in response.flat[:10] if r.parent_id not in opened and r.leaf_id in answered]
+    # On the sample (run and checked), BM25 brings some of the flat top 10 in from unopened groups.
+    assert brought and agreement.flat_through_bm25 == len(brought) and agreement.shared == agreement.top
+    sentence = agreement_sentence(agreement, Parameters(), response.mode)
+    inside = agreement.top - len(brought)
+    assert f"{inside} inside the {len(opened)} groups stage 1 opened" in sentence
+    assert f"and {len(brought)} brought in by BM25 from groups it did not open" in sentence

@@ -29,6 +29,7 @@ class StageAgreement:
     not_opened: int  # flat top leaves whose group stage 1 did not open (and BM25 did not bring in)
     ranked_lower: int  # flat top leaves stage 2 scored but ranked below its top
     through_bm25: int  # stage 2 top leaves whose group was not opened: BM25 brought them in
+    flat_through_bm25: int  # flat top leaves stage 2 has though their group was not opened
     groups_opened: int
     leaves_opened: int
     leaves_total: int
@@ -49,6 +50,7 @@ def stage_agreement(response: QueryResponse, top: int = TOP) -> StageAgreement:
         not_opened=sum(1 for r in missing if r.parent_id not in opened and r.leaf_id not in answered),
         ranked_lower=sum(1 for r in missing if r.parent_id in opened or r.leaf_id in answered),
         through_bm25=sum(1 for r in staged if r.parent_id not in opened),
+        flat_through_bm25=sum(1 for r in flat if r.parent_id not in opened and r.leaf_id in answered),
         groups_opened=len(response.opened_group_ids),
         leaves_opened=response.opened_leaves,
         leaves_total=response.flat_leaves_compared,
@@ -76,7 +78,7 @@ def agreement_sentence(agreement: StageAgreement, params: Parameters, mode: str)
         f"({a.leaves_opened:,} of {a.leaves_total:,} leaves)"
     )
     bm25 = (
-        f" {a.through_bm25} of stage 2's top {a.top} came in through BM25, their groups not opened."
+        f" {a.through_bm25} of stage 2's top {a.top} came in through BM25 from groups stage 1 did not open."
         if a.through_bm25
         else ""
     )
@@ -86,10 +88,16 @@ def agreement_sentence(agreement: StageAgreement, params: Parameters, mode: str)
             if a.same_rank == a.top
             else f"{a.same_rank} of them at the same rank" + (f" ({why_rank})" if why_rank else "")
         )
+        inside = a.top - a.flat_through_bm25
+        how = (
+            f"all inside {where}"
+            if not a.flat_through_bm25
+            else f"{inside} inside {where} and {a.flat_through_bm25} brought in by BM25 from groups it did "
+            "not open"
+        )
         return (
-            f"**The two stages agree with the flat search on the top {a.top}**: every one of its top "
-            f"{a.top} leaves was scored by stage 2 (inside {where}, or brought in by BM25), so stage 2 "
-            f"re-ranked the same leaves, {order}.{bm25}"
+            f"**The two stages agree with the flat search on the top {a.top}**: stage 2 scored every one "
+            f"of its top {a.top} leaves, {how}; so stage 2 re-ranked the same leaves, {order}."
         )
     reasons = []
     if a.not_opened:
