@@ -15,7 +15,7 @@ from hsc.app.ui.context import database_path
 from hsc.app.ui.params import parameters_from
 from hsc.app.ui.text import md
 from hsc.explore.figures import chart_config
-from hsc.explore.structure import rule_count, structural_tree
+from hsc.explore.structure import STRUCTURE_DEPTH, STRUCTURE_NODES, rule_count, structural_tree
 from hsc.model import Definition
 
 RULES = ("valley", "structure")
@@ -58,7 +58,9 @@ def structure_section(
     definitions = _definitions(
         index, str(database_path()), repository_id, float(repository.get("indexed_at") or 0.0)
     )
-    view = structural_tree(repository["name"], plans[picked], definitions, scope, leave_out=leave_out)
+    view = structural_tree(
+        repository["name"], plans[picked], definitions, scope, max_nodes=STRUCTURE_NODES, leave_out=leave_out
+    )
     counts = [rule_count(plans[rule], scope, leave_out) for rule in RULES]
     st.markdown(
         md(
@@ -73,12 +75,13 @@ def structure_section(
         )
     )
     st.plotly_chart(
-        hierarchy_figure(view, kind="icicle", depth=6),
+        hierarchy_figure(view, kind="icicle", depth=STRUCTURE_DEPTH),
         key="hierarchy:structure",
         config=chart_config(f"structure-{repository['name']}-{picked}-{scope or 'all'}"),
     )
     st.caption(
-        "Left to right: folders, files, definition containers, groups, leaves (hover for each one's kind). "
+        f"Left to right: folders, files, definition containers, groups, leaves, {STRUCTURE_DEPTH} columns at "
+        "a time (click a box to go down, the left column to go back; hover for each one's kind). "
         "A group that crosses a container edge, or lies at a file's top level, hangs straight under its file."
     )
     if view.deepest != "leaf":
