@@ -41,7 +41,9 @@ def structure_section(
     st.subheader("Structural levels")
     st.caption(
         "Folder → file → definition container (a class, impl or trait block, namespace, module object: "
-        "a top-level definition holding others, as the chunker's scopes say) → groups → leaves. "
+        "a top-level definition split into leaves of its own, as the chunker's scopes say, the edges "
+        "boundary_rule = structure cuts at; a class small enough to be one leaf is that leaf) → groups → "
+        "leaves. "
         "The groups below are made again from the stored vectors with either boundary_rule, so the two "
         "can be compared without indexing again."
     )
