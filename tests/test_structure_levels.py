@@ -143,7 +143,7 @@ def test_stages_differ_when_stage_one_opens_one_group_and_the_sentence_says_why(
     assert agreement.shared == 10 - len(outside)
     sentence = agreement_sentence(agreement, Parameters(), response.mode)
     assert sentence.startswith("**The two stages differ") and f"of the other {len(outside)}" in sentence
-    assert f"outside the 1 group stage 1 opened ({response.opened_leaves} of" in sentence
+    assert f"outside the 1 group opened in stage 1 ({response.opened_leaves} of" in sentence
 
 
 def test_the_region_sentence_names_the_first_regions_level(indexed_samples) -> None:
@@ -170,5 +170,5 @@ def test_the_sentence_counts_the_leaves_bm25_brought_in(indexed_samples) -> None
     assert brought and agreement.flat_through_bm25 == len(brought) and agreement.shared == agreement.top
     sentence = agreement_sentence(agreement, Parameters(), response.mode)
     inside = agreement.top - len(brought)
-    assert f"{inside} inside the {len(opened)} groups stage 1 opened" in sentence
+    assert f"{inside} inside the {len(opened)} groups opened in stage 1" in sentence
     assert f"and {len(brought)} brought in by BM25 from groups it did not open" in sentence

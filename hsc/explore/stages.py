@@ -74,7 +74,7 @@ def agreement_sentence(agreement: StageAgreement, params: Parameters, mode: str)
     if not a.top:
         return "No leaves to compare: the answer is empty."
     where = (
-        f"the {a.groups_opened:,} group{'s' if a.groups_opened != 1 else ''} stage 1 opened "
+        f"the {a.groups_opened:,} group{'s' if a.groups_opened != 1 else ''} opened in stage 1 "
         f"({a.leaves_opened:,} of {a.leaves_total:,} leaves)"
     )
     bm25 = (
