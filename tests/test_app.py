@@ -252,7 +252,7 @@ def test_similarity_sliders_rebuild_the_boundaries_and_are_shared_with_the_sideb
 
 def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     app = open_page(fresh_session(), "pages/4_Hierarchy.py")
-    assert len(app.get("plotly_chart")) == 1
+    assert len(app.get("plotly_chart")) == 2  # the tiers, and the structural levels
     assert int(metric(app, "Groups (mid)")) > 0
     assert "Summariser in use" in texts(app)
 
@@ -279,7 +279,7 @@ def test_hierarchy_page_saves_and_compares_two_parameter_sets() -> None:
     assert strict_groups != default_groups
     moved, _, total = metric(app, "Leaves that moved").partition(" of ")
     assert 0 < int(moved) <= int(total)
-    assert len(app.get("plotly_chart")) == 2  # the tiers, and the group sizes compared
+    assert len(app.get("plotly_chart")) == 3  # the tiers, the structural levels, the group sizes compared
 
 
 def test_summarise_with_ollama_says_plainly_when_no_server_answers() -> None:
@@ -318,6 +318,16 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert "flat rank" in staged.columns and f"{Parameters().retrieval_mode} rank" in flat.columns
     assert staged["scope"].str.contains("discount", case=False).any()
     assert app.code[0].value.strip()  # the first result's code is open
+    # Whether stage 2 kept the flat search's top 10, counted here from the run's own rankings.
+    response = app.session_state["query:response"]
+    flat_top = [r.leaf_id for r in response.flat[:10]]
+    kept = sum(1 for r in response.results[:10] if r.leaf_id in flat_top)
+    said = texts(app)
+    if kept == len(flat_top):
+        assert f"The two stages agree with the flat search on the top {len(flat_top)}" in said
+    else:
+        assert f"holds {kept} of the flat search's top {len(flat_top)}" in said
+    assert f"at the **{response.regions[0].level}** level" in said
     history = app.dataframe[-1].value
     assert "take a percentage off a price" in set(history["query"])
 

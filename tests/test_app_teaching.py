@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from hsc import Index, Parameters
+from hsc.app.ui.text import md
 from hsc.integrations.tools import DEFAULT_BUDGET
 
 APP_DIR = Path(__file__).resolve().parent.parent
@@ -122,6 +123,34 @@ def test_the_walkthrough_follows_one_file_through_every_stage(app_database: Path
     app.selectbox(key="walk:set").set_value("whole-files").run()
     assert_clean(app)
     assert "is what stage 1 reads as its text" in shown(app)
+
+
+def test_the_walkthrough_asks_a_class_and_a_function_question_and_names_the_level() -> None:
+    app = open_page("pages/7_Walkthrough.py")
+    app.selectbox(key="walk:file").set_value("inventory/pricing.py").run()
+    assert_clean(app)
+    assert any(h.value == "7 · Which level answers" for h in app.subheader)
+    levels = frame_with(app, "first region level")
+    # Verified by running them: pricing.py's longest documented class and function, each asked in
+    # its doc sentence, are answered by their own definition, and their first leaf is inside it.
+    assert list(levels["question"]) == ["class", "function"]
+    assert list(levels["asked of"]) == ["inventory.pricing.Promotion", "inventory.pricing.line_total"]
+    assert list(levels["first region level"]) == ["definition", "definition"]
+    assert list(levels["first region"]) == [
+        "inventory.pricing.Promotion L43–59",
+        "inventory.pricing.line_total L181–200",
+    ]
+    said = shown(app)
+    assert "A named promotion that takes a percentage off items in some categories" in said
+    # Said in each question's line and twice in the verdict under them.
+    assert said.count("the definition asked about") == 4 and "not the definition asked about" not in said
+    assert (
+        md(
+            "The class question was answered at the definition level (the definition asked about); "
+            "the function question was answered at the definition level (the definition asked about)."
+        )
+        in said
+    )
 
 
 def walkthrough_of(app: AppTest, path: str) -> AppTest:

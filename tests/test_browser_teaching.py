@@ -109,3 +109,62 @@ def test_the_walkthrough_renders_and_downloads_in_a_real_browser(
             browser.close()
     assert "Traceback" not in log.read_text()
     print("screenshot:", shot)
+
+
+# The structural chart's nodes as the browser holds them: (id, label, parent) of each.
+STRUCTURE_NODES = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')].find(p => p.data[0].type === 'icicle');
+  const trace = plot.data[0];
+  return trace.ids.map((id, n) => [id, trace.labels[n], trace.parents[n]]);
+}"""
+
+
+def test_the_structural_levels_and_the_answering_level_show_in_a_real_browser(
+    server: tuple[str, Path],  # noqa: F811
+    artifacts: Path,  # noqa: F811
+) -> None:
+    sync_playwright = require_browser()
+    url, log = server
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport=VIEWPORT)
+            page.goto(f"{url}/Hierarchy")
+            page.get_by_role("heading", name="Structural levels").wait_for(timeout=FIRST_PAGE_MS)
+            _settle(page, PAGE_MS)
+            page.locator(".js-plotly-plot .icicle").first.wait_for(timeout=PAGE_MS)
+            nodes = page.evaluate(STRUCTURE_NODES)
+            by_id = {node_id: (label, parent) for node_id, label, parent in nodes}
+            # Folder → file → class → group → leaf, each under the one above it.
+            assert by_id["folder:inventory"][1] == "repository"
+            assert by_id["file:inventory/models.py"][1] == "folder:inventory"
+            assert by_id["def:inventory/models.py:Item"] == ("class Item", "file:inventory/models.py")
+            groups = [i for i, (_, parent) in by_id.items() if parent == "def:inventory/models.py:Item"]
+            assert groups and all(i.startswith("group:") for i in groups)
+            assert any(parent == groups[0] and i.startswith("leaf:") for i, (_, parent) in by_id.items())
+            said = page.get_by_text("makes").first.inner_text()
+            assert "valley makes" in said and "structure makes" in said
+            assert "structure makes 36 groups, 0 of them crossing" in said
+            # The other rule redraws the groups from the stored vectors: more of them, as it cuts at
+            # every container edge besides the valleys.
+            valley_groups = sum(1 for i in by_id if i.startswith("group:"))
+            rule = page.locator('[data-testid="stRadio"]').filter(has_text="Groups by boundary_rule")
+            rule.get_by_text("structure", exact=True).click()
+            _settle(page, PAGE_MS)
+            redrawn = [node_id for node_id, _, _ in page.evaluate(STRUCTURE_NODES)]
+            assert sum(1 for i in redrawn if i.startswith("group:")) == 36 > valley_groups
+            _check_and_shoot(page, "4-hierarchy-structure", artifacts)
+
+            page.goto(f"{url}/Walkthrough")
+            page.get_by_role("heading", name="7 · Which level answers").wait_for(timeout=FIRST_PAGE_MS)
+            _settle(page, PAGE_MS)
+            page.get_by_text("The class question:").wait_for(timeout=PAGE_MS)
+            page.get_by_text("The function question:").wait_for(timeout=PAGE_MS)
+            verdict = page.get_by_text("The class question was answered at the").inner_text()
+            # The suggested file, persistence.py: each answer's level, and whether it is what was asked.
+            assert "the function question was answered at the" in verdict
+            assert "level (the definition asked about)" in verdict or "another region)" in verdict
+            _check_and_shoot(page, "7-walkthrough-levels", artifacts)
+        finally:
+            browser.close()
+    assert "Traceback" not in log.read_text()

@@ -102,19 +102,18 @@ def valley_boundaries(
     return boundaries
 
 
-def container_edges(scopes: list[str], file_index: np.ndarray) -> np.ndarray:
-    """Per adjacent pair, whether the two leaves lie in different top-level containers of one file.
+def container_keys(scopes: list[str], file_index: np.ndarray) -> list[str | None]:
+    """Per leaf, the top-level container of its file it lies in (None: the file's top level).
 
     A leaf's container is the first name of its scope below its file's (the shortest scope of the
     file, the module's) when that name holds other names in the file (``Class`` of
-    ``Class.method``, and the class's header beside them); leaves of a file's top level outside
-    any container share one run, which only valleys cut. The chunker's scopes say this; nothing
+    ``Class.method``, and the class's header beside them). The chunker's scopes say this; nothing
     is parsed again.
     """
     n = len(scopes)
-    if n < 2:
-        return np.zeros(max(n - 1, 0), dtype=bool)
     keys: list[str | None] = [None] * n
+    if n == 0:
+        return keys
     starts = np.flatnonzero(np.diff(file_index, prepend=-1))
     ends = np.append(starts[1:], n)
     for start, end in zip(starts.tolist(), ends.tolist()):
@@ -127,6 +126,17 @@ def container_edges(scopes: list[str], file_index: np.ndarray) -> np.ndarray:
         for offset, names in enumerate(parts):
             if names and names[0] in holders:
                 keys[start + offset] = names[0]
+    return keys
+
+
+def container_edges(scopes: list[str], file_index: np.ndarray) -> np.ndarray:
+    """Per adjacent pair, whether the two leaves lie in different top-level containers of one file
+    (:func:`container_keys`); leaves of a file's top level outside any container share one run,
+    which only valleys cut."""
+    n = len(scopes)
+    if n < 2:
+        return np.zeros(max(n - 1, 0), dtype=bool)
+    keys = container_keys(scopes, file_index)
     same_file = file_index[:-1] == file_index[1:]
     return np.array([keys[i] != keys[i + 1] for i in range(n - 1)], dtype=bool) & same_file
 

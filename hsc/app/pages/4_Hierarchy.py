@@ -11,6 +11,7 @@ import streamlit as st
 from hsc import Settings
 from hsc.app import ui
 from hsc.app.ui.charts import group_size_figure, hierarchy_figure
+from hsc.app.ui.structure import structure_section
 from hsc.app.ui.tuning import save_form, unsaved_preview
 from hsc.explore.figures import chart_config
 from hsc.explore.views import folders_of, hierarchy_tree, keep_end, place_counts, without_data
@@ -159,6 +160,10 @@ st.caption(
     "three levels are drawn at a time."
     + (f" Too many to draw the {deeper} too: open a folder or file above to see them." if deeper else "")
 )
+
+# -- the structural levels, by either boundary rule --------------------------------------------------------
+drawn = {d.path for d in documents}
+structure_section(index, repository, hierarchy, scope, [path for path in data_files if path not in drawn])
 
 # -- the groups ----------------------------------------------------------------------------------------
 st.subheader("Mid-level groups")

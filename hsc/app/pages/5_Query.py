@@ -95,6 +95,8 @@ if response is not None and response.query.strip():
     )
     asked_with = st.session_state.get(ASKED_WITH, params)
     st.markdown(query_view.what_this_query_did(response, asked_with))
+    if agreement := query_view.stages_agree(response, asked_with):
+        st.markdown(agreement)
 
     # The scope tells a result apart; what all of them share only takes room.
     shared = ui.common_scope([r.scope for r in (*response.results, *response.flat)])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from hsc.app import ui
+from hsc.app.ui.walk_levels import stage_levels
 from hsc.app.ui.walkthrough import (
     WalkthroughData,
     neighbourhood_map,
@@ -61,4 +62,5 @@ stage_similarity(walk)
 stage_groups(walk, ui.summariser_text(index))
 
 query_section(data, walk)
+stage_levels(index, hierarchy_id, data.stamp, path)
 neighbourhood_map(data, walk)

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from hsc.app.ui.text import line_range
 from hsc.explore.figures import LIMIT_COLOUR, SMOOTHED_COLOUR, plot_text
+from hsc.explore.structure import StructureView
 from hsc.explore.views import TreeView
 
 SELECTED_COLOUR = LIMIT_COLOUR
@@ -97,9 +98,9 @@ def file_position_figure(file_leaves: list[dict[str, Any]], selected_id: str) ->
     return _compact(figure, 150)
 
 
-def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
-    """Repository → folders → files → groups → leaves (as deep as ``tree``
-    goes), sized by tokens; three rings or levels at a time, click to go down."""
+def hierarchy_figure(tree: TreeView | StructureView, kind: str = "sunburst", depth: int = 3) -> go.Figure:
+    """Repository → folders → files → (definitions →) groups → leaves (as deep as
+    ``tree`` goes), sized by tokens; ``depth`` rings or levels at a time, click to go down."""
     nodes = tree.nodes
     # A colour per file, paler for its groups and leaves; folders stay grey, so files stand out.
     colours: dict[str, str] = {}
@@ -108,12 +109,12 @@ def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
         if node.kind == "file":
             colours[node.id] = FILE_COLOURS[files_seen % len(FILE_COLOURS)]
             files_seen += 1
-        elif node.kind in ("group", "leaf"):
+        elif node.kind in ("definition", "group", "leaf"):
             colours[node.id] = colours.get(node.parent, FOLDER_COLOUR)
         else:
             colours[node.id] = "#ffffff" if node.kind == "repository" or not node.parent else FOLDER_COLOUR
-    opacity = {"group": "cc", "leaf": "99"}
-    trace_type = go.Treemap if kind == "treemap" else go.Sunburst
+    opacity = {"definition": "e6", "group": "cc", "leaf": "99"}
+    trace_type = {"treemap": go.Treemap, "icicle": go.Icicle}.get(kind, go.Sunburst)
     trace = trace_type(
         ids=[n.id for n in nodes],
         labels=[plot_text(n.label) for n in nodes],
@@ -122,7 +123,7 @@ def hierarchy_figure(tree: TreeView, kind: str = "sunburst") -> go.Figure:
         branchvalues="total",
         customdata=[plot_text(n.detail) for n in nodes],
         hovertemplate="%{customdata}<br>%{value} tokens<extra></extra>",
-        maxdepth=3,
+        maxdepth=depth,
         sort=False,
         marker={"colors": [colours[n.id] + opacity.get(n.kind, "") for n in nodes]},
     )

@@ -14,6 +14,7 @@ from pandas.io.formats.style import Styler
 
 from hsc import Parameters, QueryResponse, QueryResult
 from hsc.app.ui.text import cell, line_range, md
+from hsc.explore.stages import agreement_sentence, region_level_sentence, stage_agreement
 from hsc.model import common_prefix
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.reasons import FLAT_MODES, why_found
@@ -103,6 +104,13 @@ def parameters_line(params: Parameters) -> str:
     if params.group_score_weight:
         names.append("group_score_weight")
     return ", ".join(f"{name} = {getattr(params, name)}" for name in names) + " (from the sidebar)."
+
+
+def stages_agree(response: QueryResponse, params: Parameters) -> str:
+    """Whether stage 2's top leaves are the flat search's, and why ("" for a flat mode)."""
+    if response.mode in FLAT_MODES:
+        return ""
+    return agreement_sentence(stage_agreement(response), params, response.mode)
 
 
 def what_this_query_did(response: QueryResponse, params: Parameters) -> str:
@@ -259,15 +267,7 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
         f"{params.file_best_share:g} and {1 - params.file_best_share:g}): a class question tends to get "
         "its class, a module question its file."
     )
-    if response.regions and response.results:
-        first, leaf = response.regions[0], response.results[0]
-        inside = first.path == leaf.path and (
-            first.start_line is None or first.start_line <= leaf.start_line <= (first.end_line or 0)
-        )
-        text += f" The first region, {first.level} {first.name}, " + (
-            "holds the first leaf." if inside else "does not hold the first leaf: its own vector fits better."
-        )
-    return text
+    return text + " " + region_level_sentence(response.regions, response.results)
 
 
 def choices_of(response: QueryResponse) -> list[tuple[str, QueryResult]]:
