@@ -77,6 +77,8 @@ REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition"
 REGION_DEFINITIONS = ("outermost", "all")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
+# Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.
+ATTRIBUTE_DOCSTRINGS = ("joined", "seed")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
 JOINED_RESULTS = ("full", "seed")
 
@@ -184,6 +186,15 @@ class Parameters:
         "languages shorter than N are merged with a neighbour ('' = minimum_chunk_token_length for all, "
         "the seed's). See docs/languages.md.",
         "chunk",
+    )
+    # Issue 32: flask's `self.json = ...` ended one leaf while its docstring started the next.
+    attribute_docstrings: str = _p(
+        "joined",
+        "'joined': a Python string statement right after an assignment (a PEP 257 attribute "
+        "docstring) is never cut from it, as a comment above a definition stays with it; 'seed': "
+        "the seed's cut, which may put a leaf boundary between them.",
+        "chunk",
+        choices=ATTRIBUTE_DOCSTRINGS,
     )
     scope_names: str = _p(
         "path",
@@ -493,6 +504,8 @@ class Parameters:
             key += f";minimums={self.leaf_minimums}"
         if self.scope_names != "path":
             key += f";scopes={self.scope_names}"
+        if self.attribute_docstrings != "seed":
+            key += f";attribute_docstrings={self.attribute_docstrings}"
         return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
 
     def hierarchy_params(self) -> dict[str, Any]:
@@ -508,6 +521,7 @@ CHUNK_FIELDS = (
     "definition_vectors",
     "scope_names",
     "leaf_minimums",
+    "attribute_docstrings",
 )
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

@@ -15,6 +15,7 @@ from hsc.explore.views import (
     leaf_window,
     min_max_envelope,
     pair_at,
+    pair_label,
     place_counts,
     survey_folder,
 )
@@ -46,6 +47,27 @@ def test_windows_stay_inside_the_repository_and_files_are_contiguous_rows() -> N
     # A click on a chart of rows 100..500 at x = 3.5 is the pair (103, 104); off the pairs, nothing.
     assert pair_at(100, 500, 3.5) == 103
     assert pair_at(100, 500, 399.5) is None and pair_at(100, 500, "a") is None
+
+
+def test_a_clicked_pair_is_labelled_with_the_chart_axis_positions_it_sits_between() -> None:
+    # Issue 32: a window of rows 1975..2027 drew its leaves at 0..51 but labelled a pair "1975–1976".
+    from hsc.explore.figures.similarity import similarity_curve
+
+    start, end = 1975, 2027
+    rng = np.random.default_rng(0)
+    similarities = rng.uniform(0.1, 0.9, end - start - 1)
+    view = similarity_curve(similarities, similarities, similarities < 0.2, 0.2, 1, "valley")
+    low, high = view.figure.layout.xaxis.range
+    (raw,) = [trace for trace in view.figure.data if trace.name == "raw similarity"]
+    assert len(raw.x) == end - start - 1
+    for x in raw.x:
+        pair = pair_at(start, end, x)
+        assert pair is not None and start <= pair < end - 1
+        first, second = pair_label(pair, start)
+        assert (first, second) == (x - 0.5, x + 0.5)  # the axis positions either side of the point
+        assert low < first < second < high and second <= end - start - 1
+    assert pair_label(pair_at(start, end, 0.5), start) == (0, 1)
+    assert pair_label(pair_at(start, end, 50.5), start) == (50, 51)
 
 
 def test_long_scopes_keep_their_informative_end() -> None:

@@ -18,6 +18,7 @@ from hsc.chunk.grammar import (
     COMMENT_TYPES,
     LEADING_TYPES,
     describe,
+    documents_assignment,
     first_named_index,
     is_definition,
     is_docstring,
@@ -44,6 +45,7 @@ class SyntaxCutter(Packer):
         super().__init__(data, params, counter)
         self.language = language  # the grammar.py functions answer from its own tables when it has some
         self.traits = params.scope_names == "language"  # a Rust impl names its trait too
+        self.attribute_docstrings = language == "python" and params.attribute_docstrings == "joined"
 
     def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
@@ -91,11 +93,14 @@ class SyntaxCutter(Packer):
     def joined_items(self, children: list[Any], lo: int, hi: int) -> list[Item]:
         """Intervals of the children with punctuation and same-line comments
         joined to what precedes them, so no cut falls between a statement
-        and its ``;``, ``)`` or trailing comment."""
+        and its ``;``, ``)`` or trailing comment (nor, in Python, between an
+        assignment and the docstring below it: attribute_docstrings)."""
         items: list[Item] = []
         for node, start, end in self.intervals(children, lo, hi):
             if items and (
-                not node.is_named or (node.type in COMMENT_TYPES and self._same_line(items[-1], node))
+                not node.is_named
+                or (node.type in COMMENT_TYPES and self._same_line(items[-1], node))
+                or (self.attribute_docstrings and documents_assignment(items[-1].node, node))
             ):
                 items[-1].hi = end
             else:

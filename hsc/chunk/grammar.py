@@ -175,6 +175,16 @@ def is_docstring(node: Any) -> bool:
     )
 
 
+def documents_assignment(previous: Any, node: Any) -> bool:
+    """``node`` is a Python string statement right after the assignment ``previous``: the
+    assignment's attribute docstring (PEP 257), which Sphinx and editors show for the name."""
+    if not is_docstring(node):
+        return False
+    if previous.type == "expression_statement" and previous.named_child_count == 1:
+        previous = previous.named_child(0)  # grammars that wrap a statement's expression
+    return previous.type == "assignment"
+
+
 def wrapped(node: Any) -> Any:
     """The definition inside a wrapper node, or None."""
     node_type = node.type

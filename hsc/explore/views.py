@@ -90,6 +90,12 @@ def pair_at(leaf_start: int, leaf_end: int, x: object) -> int | None:
     return row if leaf_start <= row < leaf_end - 1 else None
 
 
+def pair_label(pair: int, leaf_start: int) -> tuple[int, int]:
+    """The two leaves of the pair at row ``pair`` numbered as the x axis of a chart of rows from
+    ``leaf_start`` numbers them (its first leaf is 0), not as rows of the whole repository."""
+    return pair - leaf_start, pair - leaf_start + 1
+
+
 def keep_end(text: str, limit: int) -> str:
     """At most ``limit`` characters, cut at the front: the end of a scope or
     path ("…Parser.parse_header") is what tells it apart."""

@@ -10,7 +10,7 @@ from hsc.app import ui
 from hsc.app.ui.similarity import retrieval_effect, threshold_effect
 from hsc.app.ui.tuning import current_against_saved
 from hsc.explore.figures import chart_config, overview_curve, plan_similarity_curve
-from hsc.explore.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at
+from hsc.explore.views import DETAIL_LEAVES, file_rows, leaf_window, pair_at, pair_label
 from hsc.hierarchy.groups import HierarchyPlan
 
 SLIDERS = ("similarity_drop_threshold", "smoothing_window_size", "boundary_rule")
@@ -127,8 +127,9 @@ def rows_in_view(plan: HierarchyPlan) -> tuple[int, int, str]:
 def pair_detail(plan: HierarchyPlan, pair: int, start: int) -> None:
     """The two leaves a clicked point compares, side by side (numbered as the chart's axis is)."""
     seg, group_of_leaf, table = plan.segmentation, plan.group_of_leaf(), plan.table
+    first, second = pair_label(pair, start)
     st.markdown(
-        f"**Leaves {pair - start} and {pair - start + 1} on the chart:** raw similarity "
+        f"**Leaves {first} and {second} on the chart:** raw similarity "
         f"{seg.similarities[pair]:.3f}, "
         f"smoothed {seg.smoothed[pair]:.3f}"
         + (" · a boundary falls here" if seg.boundaries[pair] else " · same group")
