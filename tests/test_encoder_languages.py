@@ -114,4 +114,6 @@ def test_an_unknown_language_is_one_clear_line_and_nothing_is_written(tmp_path, 
     out = tmp_path / "tuned"
     assert main(["encoder", "train", "--languages", "go,cobol", "--from", ".", "--out", str(out)]) == 2
     assert "--languages: unknown cobol" in capsys.readouterr().err
+    assert main(["encoder", "train", "--pairs-per-language", "-1", "--from", ".", "--out", str(out)]) == 2
+    assert "--pairs-per-language must be 0 (all) or more, got -1" in capsys.readouterr().err
     assert not out.exists()

@@ -106,6 +106,8 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         sources = stdlib_training_sources()
     if not 0 <= args.held_out < 1:
         raise ValueError(f"--held-out must be in [0, 1), got {args.held_out}")
+    if args.pairs_per_language < 0:
+        raise ValueError(f"--pairs-per-language must be 0 (all) or more, got {args.pairs_per_language}")
     recipe = Recipe(
         base_model=args.base,
         epochs=args.epochs,
