@@ -131,10 +131,17 @@ def _unpack(archive: Path, into: Path) -> None:
             opened.extractall(into, filter="data")
 
 
+def download_folder(package: Package, downloads: Path) -> Path:
+    """Where :func:`fetch` unpacks ``package`` under ``downloads``."""
+    return (
+        downloads / f"{package.registry}-{package.name.replace('/', '+').replace('@', '')}-{package.version}"
+    )
+
+
 def fetch(package: Package, downloads: Path) -> Path:
     """The package unpacked under ``downloads`` (fetched once; a rerun reuses it)."""
-    slug = f"{package.registry}-{package.name.replace('/', '+').replace('@', '')}-{package.version}"
-    unpacked = downloads / slug
+    unpacked = download_folder(package, downloads)
+    slug = unpacked.name
     if (unpacked / ".done").exists():
         return unpacked
     if unpacked.exists():

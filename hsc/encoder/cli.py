@@ -9,7 +9,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from hsc.encoder.pairs import Pair, mine_pairs, stdlib_training_sources
+from hsc.encoder.pairs import Pair, dedupe, mine_pairs, stdlib_training_sources
+from hsc.encoder.sources import (
+    TRAINING_LANGUAGES,
+    cap_per_language,
+    language_sources,
+    package_names,
+    parse_languages,
+)
 from hsc.encoder.train import NEGATIVES, Recipe, build_encoder
 
 
@@ -48,6 +55,25 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
         help="also pair each prose comment inside a function body with its function "
         "(better on questions about what a function does inside, a little worse on docstring ones)",
     )
+    train.add_argument(
+        "--languages",
+        default="",
+        metavar="LANG,...",
+        help=f"also mine the pinned registry packages of these languages ({', '.join(TRAINING_LANGUAGES)} "
+        "or all; fetched with apt-get download / npm pack, none a benchmark's package) besides the "
+        "Python of --from or the standard library",
+    )
+    train.add_argument(
+        "--downloads",
+        default=".hsc/encoder-sources",
+        help="where --languages' packages are fetched to and kept (default .hsc/encoder-sources)",
+    )
+    train.add_argument(
+        "--pairs-per-language",
+        type=int,
+        default=defaults.pairs_per_language,
+        help="at most this many pairs of each --languages language, drawn with --seed (0: all)",
+    )
     train.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (0: all)")
     train.add_argument("--threads", type=int, default=defaults.threads)
     train.add_argument("--int8-only", action="store_true", help="keep only the int8 file, not the fp32 model")
@@ -80,6 +106,8 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         sources = stdlib_training_sources()
     if not 0 <= args.held_out < 1:
         raise ValueError(f"--held-out must be in [0, 1), got {args.held_out}")
+    if args.pairs_per_language < 0:
+        raise ValueError(f"--pairs-per-language must be 0 (all) or more, got {args.pairs_per_language}")
     recipe = Recipe(
         base_model=args.base,
         epochs=args.epochs,
@@ -91,8 +119,13 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         negatives=args.negatives,
         body_comments=args.body_comments,
+        languages=parse_languages(args.languages) if args.languages else (),
+        pairs_per_language=args.pairs_per_language,
     )
     pairs = mine_pairs(sources, recipe.body_comments)
+    if recipe.languages:
+        mined = mine_pairs(language_sources(recipe.languages, Path(args.downloads)), recipe.body_comments)
+        pairs = dedupe(pairs + cap_per_language(mined, recipe.pairs_per_language, recipe.seed))
     if not args.quiet:
         print(f"{len(pairs)} pairs from {len({p.path for p in pairs})} files", file=sys.stderr)
     if recipe.negatives != "none":
@@ -106,6 +139,7 @@ def command_encoder_train(args: argparse.Namespace) -> int:
 
     # The standard library is named by its version (in the record), not this machine's path to it.
     names = [str(p) for p, _ in sources] if args.sources else [f"stdlib/{name}" for _, name in sources]
+    names += package_names(recipe.languages)
     record = build_encoder(pairs, recipe, Path(args.out), names, progress, keep_model=not args.int8_only)
     if not args.quiet:
         print(file=sys.stderr)

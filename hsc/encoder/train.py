@@ -54,6 +54,10 @@ class Recipe:
     max_steps: int = 0  # 0: all the epochs' steps
     negatives: str = "none"  # NEGATIVES: whether each pair also meets its hardest negative
     body_comments: bool = False  # pairs from prose comments in function bodies too (hsc.encoder.pairs)
+    # Registry packages of other languages mined besides the Python (hsc.encoder.sources), and at
+    # most how many pairs of each of them (0: all), so no language outweighs the rest by size alone.
+    languages: tuple[str, ...] = ()
+    pairs_per_language: int = 0
 
 
 def batches(pairs: list[Pair], recipe: Recipe, epoch: int) -> list[list[Pair]]:
