@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hsc.bench.corpora import LANGUAGE_PACKAGES, Package, _sources, build_language, fetch
+from hsc.bench.corpora import LANGUAGE_PACKAGES, Package, build_language, fetch, source_files
 from hsc.quality.corpus import blank, doc_targets, find_docs
 from hsc.quality.metrics import mcnemar
 
@@ -73,8 +73,8 @@ def test_the_copy_leaves_tests_declarations_and_examples_out(tmp_path: Path) -> 
     ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
-    assert [p.name for p in _sources(tmp_path, (".go",))] == ["route.go"]
-    assert [p.name for p in _sources(tmp_path, (".ts",))] == ["a.ts"]
+    assert [p.name for p in source_files(tmp_path, (".go",))] == ["route.go"]
+    assert [p.name for p in source_files(tmp_path, (".ts",))] == ["a.ts"]
 
 
 def test_every_language_is_pinned_and_an_unknown_one_or_registry_is_refused(tmp_path: Path) -> None:

@@ -170,7 +170,7 @@ def fetch(package: Package, downloads: Path) -> Path:
     return unpacked
 
 
-def _sources(root: Path, extensions: tuple[str, ...]) -> list[Path]:
+def source_files(root: Path, extensions: tuple[str, ...]) -> list[Path]:
     found = []
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
@@ -198,7 +198,7 @@ def build_language(language: str, out: Path) -> dict[str, Any]:
         if not root.is_dir():
             raise RuntimeError(f"{package.name}@{package.version} has no {package.folder}/")
         name = package.corpus_name
-        files = _sources(root, EXTENSIONS[language])
+        files = source_files(root, EXTENSIONS[language])
         for path in files:
             destination = folder / name / path.relative_to(root)
             destination.parent.mkdir(parents=True, exist_ok=True)

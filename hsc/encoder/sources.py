@@ -15,7 +15,7 @@ import random
 from collections.abc import Iterable
 from pathlib import Path
 
-from hsc.bench.corpora import EXTENSIONS, LANGUAGE_PACKAGES, Package, _sources, fetch
+from hsc.bench.corpora import EXTENSIONS, LANGUAGE_PACKAGES, Package, fetch, source_files
 from hsc.encoder.pairs import Pair
 
 
@@ -106,7 +106,7 @@ def language_sources(languages: Iterable[str], downloads: Path) -> list[tuple[Pa
                 raise RuntimeError(f"{package.name}@{package.version} has no {package.folder}/")
             sources += [
                 (path, f"{language}/{package.corpus_name}/{path.relative_to(root).as_posix()}")
-                for path in _sources(root, EXTENSIONS[language])
+                for path in source_files(root, EXTENSIONS[language])
             ]
     return sources
 
