@@ -231,6 +231,9 @@ def _free_socket(port: int) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    # Listening before the address is printed: a client that connects at once waits in the backlog
+    # until the server accepts, instead of being refused while the app is still being built.
+    sock.listen(128)
     return sock
 
 
