@@ -418,6 +418,14 @@ def bench_context(
     return result
 
 
+def _intervals_text(intervals: dict[str, dict[str, float]]) -> str:
+    """Paired differences as "metric +d [low, high]", comma-separated."""
+    return ", ".join(
+        f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
+        for metric, i in intervals.items()
+    )
+
+
 def format_context(result: dict[str, Any]) -> str:
     budgets = list(next(iter(result["table"].values())))
     head = "| system | " + " | ".join(f"hit / target / deps / full / prec @{b}" for b in budgets) + " |"
@@ -430,25 +438,13 @@ def format_context(result: dict[str, Any]) -> str:
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for budget, intervals in result["intervals"].items():
-        shown = ", ".join(
-            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
-            for metric, i in intervals.items()
-        )
-        lines.append(f"pack - shipped leaves @{budget}: {shown}")
+        lines.append(f"pack - shipped leaves @{budget}: {_intervals_text(intervals)}")
     for name, intervals in result.get("file_outline_intervals", {}).items():
-        shown = ", ".join(
-            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
-            for metric, i in intervals.items()
-        )
-        lines.append(f"{name} - pack: {shown}")
+        lines.append(f"{name} - pack: {_intervals_text(intervals)}")
     if "module_rule_fires" in result:
         lines.append(f"module questions by the rule: {result['module_rule_fires']:.3f} of the queries")
     for name, intervals in result.get("enclosing_intervals", {}).items():
-        shown = ", ".join(
-            f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
-            for metric, i in intervals.items()
-        )
-        lines.append(f"{name} - pack: {shown}")
+        lines.append(f"{name} - pack: {_intervals_text(intervals)}")
     corpus = result["corpus"]
     lines.append(
         f"{corpus['queries']} queries ({corpus['with_dependencies']} with dependencies), "

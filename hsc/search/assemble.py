@@ -129,17 +129,31 @@ def fits_roughly(hit: Hit, left: int) -> bool:
     return hit.tokens_hint <= 1.25 * left + 16
 
 
-def definition_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
-    """The innermost function or method that holds lines ``start..end`` and reaches beyond them."""
+def _holding(
+    definitions: list[Definition], start: int, end: int, kinds: frozenset[str], innermost: bool
+) -> Definition | None:
+    """The innermost (else outermost) definition of ``kinds`` that holds lines ``start..end`` and
+    reaches beyond them; of definitions starting on one line, the last listed when innermost."""
     best = None
     for definition in definitions:
-        if definition.kind not in FUNCTION_KINDS:
+        if definition.kind not in kinds:
             continue
         holds = definition.start_line <= start and definition.end_line >= end
         larger = definition.start_line < start or definition.end_line > end
-        if holds and larger and (best is None or definition.start_line >= best.start_line):
+        if not (holds and larger):
+            continue
+        if (
+            best is None
+            or (innermost and definition.start_line >= best.start_line)
+            or (not innermost and definition.start_line < best.start_line)
+        ):
             best = definition
     return best
+
+
+def definition_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
+    """The innermost function or method that holds lines ``start..end`` and reaches beyond them."""
+    return _holding(definitions, start, end, FUNCTION_KINDS, innermost=True)
 
 
 def outline_text(definition: Definition) -> str:
@@ -377,15 +391,7 @@ def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None
 def container_holding(definitions: list[Definition], start: int, end: int) -> Definition | None:
     """The outermost class-like definition (CLASS_KINDS) that holds lines ``start..end`` and reaches
     beyond them."""
-    best = None
-    for definition in definitions:
-        if definition.kind not in CLASS_KINDS:
-            continue
-        holds = definition.start_line <= start and definition.end_line >= end
-        larger = definition.start_line < start or definition.end_line > end
-        if holds and larger and (best is None or definition.start_line < best.start_line):
-            best = definition
-    return best
+    return _holding(definitions, start, end, CLASS_KINDS, innermost=False)
 
 
 def bring_container(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:
