@@ -10,7 +10,14 @@ import streamlit as st
 from hsc import Index
 from hsc.app.ui.context import database_path, index_lock
 from hsc.app.ui.text import line_range, md
-from hsc.explore.levels import LevelAnswer, level_answer, level_questions, level_sentence, levels_summary
+from hsc.explore.levels import (
+    LevelAnswer,
+    LevelQuestion,
+    level_answer,
+    level_questions,
+    level_sentence,
+    levels_summary,
+)
 from hsc.search.results import QueryResponse
 
 
@@ -19,15 +26,22 @@ def _ask(_index: Index, database: str, hierarchy_id: int, stamp: str, text: str)
     return _index.query(text, hierarchy_id=hierarchy_id, record=False)
 
 
+# Reading every definition of a large repository costs more than the page's other work, and they
+# change only with the index: kept per stamp, as the answers are.
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _questions(_index: Index, database: str, hierarchy_id: int, stamp: str, path: str) -> list[LevelQuestion]:
+    with index_lock():
+        repository_id = int(_index.hierarchy(hierarchy_id)["repository_id"])
+        definitions = _index.store.definitions(repository_id)
+    return level_questions(definitions, path)
+
+
 def level_answers(index: Index, hierarchy_id: int, stamp: str, path: str) -> list[LevelAnswer]:
     """The two questions of ``path`` (else of the repository) and where their answers landed."""
-    with index_lock():
-        repository_id = int(index.hierarchy(hierarchy_id)["repository_id"])
-        definitions = index.store.definitions(repository_id)
     database = str(database_path())
     return [
         level_answer(question, _ask(index, database, hierarchy_id, stamp, question.text))
-        for question in level_questions(definitions, path)
+        for question in _questions(index, database, hierarchy_id, stamp, path)
     ]
 
 
