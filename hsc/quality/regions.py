@@ -26,7 +26,7 @@ from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.systems import TwoStage
-from hsc.search.region_terms import RegionTerms, bm25, build_region_terms
+from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
 from hsc.search.regions import (
     DEFINITION,
     FILE,
@@ -272,8 +272,19 @@ def region_rankings(
                 ),
             )
         lexical_variants(regions, region_terms, rows, scores, vector, target.query, put)
+        lexical = None
+        if params.region_lexical != "off":  # as hsc.search.searching gives it
+            lexical = region_lexical(
+                region_terms,
+                regions.levels,
+                regions.lo,
+                regions.outermost,
+                target.query,
+                params.region_lexical,
+                "own",
+            )
         shipped, files = answer_regions(
-            regions, rows, scores, vector, dataclasses.replace(params, region_count=K)
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical
         )
         put(SHIPPED, _spans(shipped))
         put("files (hsc defaults)", _spans(files))
@@ -281,7 +292,7 @@ def region_rankings(
             put(f"first answer: {level}", [span])
         if collect_misses is not None:
             deeper = answer_regions(
-                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K)
+                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K), lexical
             )
             cause = miss_cause(regions, table, target, rows, _spans(deeper[0]))
             if cause is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -40,6 +41,17 @@ class RegionTerms:
         if name not in FIELDS:
             raise ValueError(f"region term field must be one of {', '.join(FIELDS)}, got {name!r}")
         return self.text if name == "text" else self.names
+
+    @cached_property
+    def norms(self) -> dict[str, np.ndarray]:
+        """Per field, each region's BM25 length norm ``k1 (1 - b + b length / mean length)``, the
+        mean over the ranked regions: made once, not per query (a sum over every region's terms)."""
+        out = {}
+        for name in FIELDS:
+            lengths = np.asarray(self.field(name).sum(axis=1)).ravel()
+            average = float(lengths[self.ranked].mean()) if self.ranked.any() else 1.0
+            out[name] = K1 * (1 - B + B * lengths / max(average, 1e-9))
+        return out
 
 
 def _leaf_counts(documents: Sequence[str], vocabulary: dict[str, int]) -> sparse.csr_matrix:
@@ -88,9 +100,7 @@ def bm25(region_terms: RegionTerms, query: str, field: str = "text") -> np.ndarr
         return scores
     ranked = region_terms.ranked
     documents = max(int(ranked.sum()), 1)
-    lengths = np.asarray(matrix.sum(axis=1)).ravel()
-    average = float(lengths[ranked].mean()) if ranked.any() else 1.0
-    norm = K1 * (1 - B + B * lengths / max(average, 1e-9))
+    norm = region_terms.norms[field]
     for column in columns:
         start, end = matrix.indptr[column], matrix.indptr[column + 1]
         rows, counts = matrix.indices[start:end], matrix.data[start:end].astype(np.float64)
