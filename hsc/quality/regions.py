@@ -306,7 +306,8 @@ def region_rankings(
 
 # Class-level lexical evidence tried on the mixed list (files + outermost definitions, shares as
 # shipped): (label, definitions' field, weight, fusion, files' field ("": none), definitions
-# reached by BM25 added; "best": a file's is its best definition's). Each level's lexical score
+# reached by BM25 added; "best": a file's is its best definition's; "rest": its own less its best
+# definition's). Each level's lexical score
 # counts as a share of its best listed one.
 LEXICAL_VARIANTS = (
     ("text 0.1", "text", 0.1, "sum", "", 0),
@@ -332,6 +333,9 @@ LEXICAL_VARIANTS = (
     ("text+names 0.25, files their best definition's", "both", 0.25, "sum", "best", 0),
     ("text+names 0.5, files their best definition's", "both", 0.5, "sum", "best", 0),
     ("text+names 1.0, files their best definition's", "both", 1.0, "sum", "best", 0),
+    ("text+names 0.1, files what their best definition lacks", "both", 0.1, "sum", "rest", 0),
+    ("text+names 0.25, files what their best definition lacks", "both", 0.25, "sum", "rest", 0),
+    ("text+names 0.5, files what their best definition lacks", "both", 0.5, "sum", "rest", 0),
 )
 
 
@@ -354,10 +358,12 @@ def lexical_variants(
     file_of = file_rows[np.searchsorted(regions.lo[file_rows], regions.lo, side="right") - 1]
     for label, field, weight, fusion, file_field, added in LEXICAL_VARIANTS:
         lexical = np.where(definitions, by_field[field], 0.0)
-        if file_field == "best":  # a file as its best definition: a class and its file rise together
+        if file_field in ("best", "rest"):  # "best": a class and its file rise together
             best = np.zeros(len(regions))
             np.maximum.at(best, file_of[definitions], lexical[definitions])
-            lexical = np.where(files, best, lexical)
+            # "rest": a file gains only what its best definition does not hold (words spread over it)
+            own = np.maximum(by_field[field] - best, 0.0) if file_field == "rest" else best
+            lexical = np.where(files, own, lexical)
         elif file_field:
             lexical = np.where(files, by_field[file_field], lexical)
         extra = None
