@@ -75,6 +75,10 @@ REGION_NESTING = ("all", "separate")
 # Which levels a query's regions are drawn from, and whether a definition inside another is one.
 REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition", "file+definition+group")
 REGION_DEFINITIONS = ("outermost", "all")
+# Class-level lexical evidence in a region's score (hsc.search.region_terms): "off" = the vectors
+# and the best leaf alone (as before); else BM25 over each definition's and file's whole text, its
+# names (an outline: its scope's, its methods' and attributes' names) or both.
+REGION_LEXICAL = ("off", "text+names", "names", "text")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.
@@ -474,6 +478,21 @@ class Parameters:
         choices=REGION_DEFINITIONS,
     )
     region_count: int = _p(10, "Regions and files: how many a query lists.", "query", minimum=1)
+    region_lexical: str = _p(
+        "off",
+        "Regions: class-level lexical evidence, BM25 over each definition's and file's whole text "
+        "('text'), its names ('names': its scope, methods and attributes) or both; 'off' = none.",
+        "query",
+        choices=REGION_LEXICAL,
+    )
+    region_lexical_weight: float = _p(
+        0.1,
+        "Regions: with region_lexical, a region's score gains this times its BM25 as a share of the "
+        "best among the listed regions of its level (files against files, definitions against definitions).",
+        "query",
+        minimum=0.0,
+        maximum=10.0,
+    )
 
     def __post_init__(self) -> None:
         check_fields(self)

@@ -175,13 +175,20 @@ def model_of(index: Index) -> str:
 def test_the_scale_bench_times_the_default_hybrid_query_with_and_without_common_terms(tmp_path):
     found = measure_database(2_000, tmp_path, queries=4)
     for way in ("sqlite", "side_file"):
-        for mode in ("two-stage", "flat", "hybrid", "hybrid_every_term"):
+        for mode in ("two-stage", "flat", "hybrid", "hybrid_every_term", "hybrid_region_lexical"):
             assert found["open"][way][f"{mode}_whole_query"]["p50_ms"] > 0
     # The first region query of a fresh index: built (side file removed), then read from the side file.
     first = found["open"]["first_region_query"]
-    assert set(first) == {"without_regions_seconds", "regions_built_seconds", "regions_read_seconds"}
+    assert set(first) == {
+        "without_regions_seconds",
+        "regions_built_seconds",
+        "regions_read_seconds",
+        "region_terms_built_seconds",
+        "region_terms_read_seconds",
+    }
     assert all(seconds > 0 for seconds in first.values())
     assert len(list((tmp_path / "hnsw").glob("scale-2000-h*-regions-*"))) == 2
+    assert len(list((tmp_path / "hnsw").glob("scale-2000-h*-region-terms-*"))) == 1
     # What the hybrid queries meet: two words in every synthetic leaf, which the default leaves out.
     with Index(Store(tmp_path / "scale-2000.db")) as index:
         counts = TermCounts(index.store.term_documents, index.store.leaf_count)

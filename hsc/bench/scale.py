@@ -223,12 +223,14 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
         first_seconds = time.perf_counter() - started
         later = []
         every_term = index.hierarchy_parameters(hierarchy_id, lexical_term_share=1.0)
+        region_lexical = index.hierarchy_parameters(hierarchy_id, region_lexical="text+names")
         # Index.query ranks regions and files by default; the query without them, for the ratio.
         for name, mode, params, regions in (
             ("two-stage", "two-stage", None, True),
             ("flat", "flat", None, True),
             ("hybrid", "hybrid", None, True),
             ("hybrid_without_regions", "hybrid", None, False),
+            ("hybrid_region_lexical", "hybrid", region_lexical, True),
             ("hybrid_every_term", "hybrid", every_term, True),
         ):
             samples = []
@@ -269,19 +271,30 @@ def first_region_query(
 ) -> dict[str, float]:
     """The first query of a fresh index (its hierarchy already loaded): without regions, with
     the regions built (their side file removed first) and with them read from the side file that
-    build saved (hsc.store.sidecar), in that order."""
+    build saved (hsc.store.sidecar), in that order; then with ``region_lexical`` on, its region
+    terms built (their side file removed first) and read."""
     from hsc.api import Index
     from hsc.store import Store
 
     out: dict[str, float] = {}
-    for name, regions in (("without_regions", False), ("regions_built", True), ("regions_read", True)):
-        if name == "regions_built":
-            for saved in (database.parent / "hnsw").glob(f"{database.stem}-h{hierarchy_id}-regions-*"):
+    for name, regions in (
+        ("without_regions", False),
+        ("regions_built", True),
+        ("regions_read", True),
+        ("region_terms_built", True),
+        ("region_terms_read", True),
+    ):
+        if name in ("regions_built", "region_terms_built"):
+            kind = "regions" if name == "regions_built" else "region-terms"
+            for saved in (database.parent / "hnsw").glob(f"{database.stem}-h{hierarchy_id}-{kind}-*"):
                 saved.unlink()
+        params = {"region_lexical": "text+names"} if name.startswith("region_terms") else None
         with Index(Store(database), embedder=SyntheticQueries(model, query_vectors)) as index:
             index._load(hierarchy_id)
             started = time.perf_counter()
-            index.query("q", hierarchy_id=hierarchy_id, record=False, compare=False, regions=regions)
+            index.query(
+                "q", hierarchy_id=hierarchy_id, params=params, record=False, compare=False, regions=regions
+            )
             out[f"{name}_seconds"] = round(time.perf_counter() - started, 3)
         gc.collect()
     return out

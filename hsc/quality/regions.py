@@ -26,6 +26,7 @@ from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.systems import TwoStage
+from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
 from hsc.search.regions import (
     DEFINITION,
     FILE,
@@ -35,6 +36,7 @@ from hsc.search.regions import (
     rank_files,
     rank_regions,
 )
+from hsc.search.two_stage import top_k
 
 INSIDE, COVER, HOLDS = 0.5, 0.3, 0.5
 K = 10
@@ -191,6 +193,13 @@ def region_rankings(
     regions = build_regions(table, definitions, plan.group_starts, plan.group_ends)
     report(f"regions: {len(regions)} ({int((regions.levels == DEFINITION).sum())} definitions)")
     outer, inner = _enclosing(regions, True), _enclosing(regions, False)
+    stored = corpus.store.leaf_term_texts(corpus.repository_id)
+    region_terms = build_region_terms(
+        regions.lo,
+        regions.hi,
+        (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
+        [stored.get(int(leaf_id), ("", "")) for leaf_id in table.leaf_ids],
+    )
     out: dict[str, list[list[Span]]] = {}
 
     def put(name: str, spans: list[Span]) -> None:
@@ -262,8 +271,20 @@ def region_rankings(
                     )
                 ),
             )
+        lexical_variants(regions, region_terms, rows, scores, vector, target.query, put)
+        lexical = None
+        if params.region_lexical != "off":  # as hsc.search.searching gives it
+            lexical = region_lexical(
+                region_terms,
+                regions.levels,
+                regions.lo,
+                regions.outermost,
+                target.query,
+                params.region_lexical,
+                "own",
+            )
         shipped, files = answer_regions(
-            regions, rows, scores, vector, dataclasses.replace(params, region_count=K)
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical
         )
         put(SHIPPED, _spans(shipped))
         put("files (hsc defaults)", _spans(files))
@@ -271,7 +292,7 @@ def region_rankings(
             put(f"first answer: {level}", [span])
         if collect_misses is not None:
             deeper = answer_regions(
-                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K)
+                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K), lexical
             )
             cause = miss_cause(regions, table, target, rows, _spans(deeper[0]))
             if cause is not None:
@@ -281,6 +302,93 @@ def region_rankings(
                     "files among the top 10 of a miss", 0
                 ) + sum(r.level == "file" for r in shipped)
     return out
+
+
+# Class-level lexical evidence tried on the mixed list (files + outermost definitions, shares as
+# shipped): (label, definitions' field, weight, fusion, files' field ("": none), definitions
+# reached by BM25 added; "best": a file's is its best definition's; "rest": its own less its best
+# definition's). Each level's lexical score
+# counts as a share of its best listed one.
+LEXICAL_VARIANTS = (
+    ("text 0.1", "text", 0.1, "sum", "", 0),
+    ("text 0.25", "text", 0.25, "sum", "", 0),
+    ("text rrf", "text", 1.0, "rrf", "", 0),
+    ("names 0.1", "names", 0.1, "sum", "", 0),
+    ("names 0.25", "names", 0.25, "sum", "", 0),
+    ("names 0.5", "names", 0.5, "sum", "", 0),
+    ("names rrf", "names", 1.0, "rrf", "", 0),
+    ("text+names 0.1", "both", 0.1, "sum", "", 0),
+    ("text+names 0.25", "both", 0.25, "sum", "", 0),
+    ("text+names 0.25, +10 by BM25", "both", 0.25, "sum", "", 10),
+    ("text 0.1, files text", "text", 0.1, "sum", "text", 0),
+    ("text 0.25, files text", "text", 0.25, "sum", "text", 0),
+    ("names 0.25, files names", "names", 0.25, "sum", "names", 0),
+    ("text+names 0.1, files text+names", "both", 0.1, "sum", "both", 0),
+    ("text+names 0.25, files text+names", "both", 0.25, "sum", "both", 0),
+    ("text+names 0.5, files text+names", "both", 0.5, "sum", "both", 0),
+    ("names 0.1, files their best definition's", "names", 0.1, "sum", "best", 0),
+    ("names 0.25, files their best definition's", "names", 0.25, "sum", "best", 0),
+    ("names 0.5, files their best definition's", "names", 0.5, "sum", "best", 0),
+    ("text+names 0.1, files their best definition's", "both", 0.1, "sum", "best", 0),
+    ("text+names 0.25, files their best definition's", "both", 0.25, "sum", "best", 0),
+    ("text+names 0.5, files their best definition's", "both", 0.5, "sum", "best", 0),
+    ("text+names 1.0, files their best definition's", "both", 1.0, "sum", "best", 0),
+    ("text+names 0.1, files what their best definition lacks", "both", 0.1, "sum", "rest", 0),
+    ("text+names 0.25, files what their best definition lacks", "both", 0.25, "sum", "rest", 0),
+    ("text+names 0.5, files what their best definition lacks", "both", 0.5, "sum", "rest", 0),
+)
+
+
+def lexical_variants(
+    regions: RegionTable,
+    region_terms: RegionTerms,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    vector: np.ndarray,
+    query: str,
+    put: Callable[[str, list[Span]], None],
+) -> None:
+    """One query's regions under each of :data:`LEXICAL_VARIANTS`."""
+    by_field = {field: bm25(region_terms, query, field) for field in ("text", "names")}
+    by_field["both"] = by_field["text"] + by_field["names"]
+    definitions = (regions.levels == DEFINITION) & regions.outermost
+    files = regions.levels == FILE
+    # Each region's file region (files are listed before their definitions, paths in order).
+    file_rows = np.flatnonzero(files)
+    file_of = file_rows[np.searchsorted(regions.lo[file_rows], regions.lo, side="right") - 1]
+    for label, field, weight, fusion, file_field, added in LEXICAL_VARIANTS:
+        lexical = np.where(definitions, by_field[field], 0.0)
+        if file_field in ("best", "rest"):  # "best": a class and its file rise together
+            best = np.zeros(len(regions))
+            np.maximum.at(best, file_of[definitions], lexical[definitions])
+            # "rest": a file gains only what its best definition does not hold (words spread over it)
+            own = np.maximum(by_field[field] - best, 0.0) if file_field == "rest" else best
+            lexical = np.where(files, own, lexical)
+        elif file_field:
+            lexical = np.where(files, by_field[file_field], lexical)
+        extra = None
+        if added:
+            reached = np.where(definitions, by_field[field], 0.0)
+            extra = top_k(reached, added)
+            extra = extra[reached[extra] > 0]
+        for kind, levels in (("regions", ("file", "definition")), ("outermost definitions", ("definition",))):
+            found = rank_regions(
+                regions,
+                rows,
+                scores,
+                vector,
+                K,
+                0.75,
+                "all",
+                levels,
+                True,
+                0.75,
+                lexical,
+                weight,
+                fusion,
+                extra,
+            )
+            put(f"{kind} + lexical {label}", _spans(found))
 
 
 def score_regions(prepared: Prepared, rankings: dict[str, list[list[Span]]]) -> list[dict[str, Any]]:
@@ -306,6 +414,7 @@ def score_regions(prepared: Prepared, rankings: dict[str, list[list[Span]]]) -> 
                 row[f"strict_{label}"] = paired[f"recall_at_{K}"]
                 row[f"strict_{label}_ci"] = paired[f"recall_at_{K}_ci"]
         row["strict_ranks"] = found["strict"]
+        row["holds_ranks"] = found["holds"]
         row["file_ranks"] = found["file"]
         rows.append(row)
     return rows

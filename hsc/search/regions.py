@@ -25,6 +25,7 @@ import numpy as np
 
 from hsc.model import Definition, common_scope
 from hsc.params import REGION_NESTING, Parameters
+from hsc.search.lexical import fuse
 from hsc.search.two_stage import top_k
 
 LEVELS = ("folder", "file", "definition", "group")
@@ -254,6 +255,23 @@ def _holds(regions: RegionTable, a: int, b: int) -> bool:
     return bool(a_in_b or b_in_a)
 
 
+def _with_lexical(
+    regions: RegionTable, ids: np.ndarray, fused: np.ndarray, lexical: np.ndarray, weight: float, fusion: str
+) -> np.ndarray:
+    """``fused`` plus ``weight`` x each region's lexical score as a share of the best among the
+    listed regions of its level (a file's text holds its classes' words, so files are measured
+    against files); by reciprocal rank with ``fusion`` "rrf"."""
+    if fusion == "rrf":
+        return fuse(fused, lexical, weight, fusion)
+    share = np.zeros(len(ids))
+    for level in np.unique(regions.levels[ids]):
+        mask = regions.levels[ids] == level
+        top = float(lexical[mask].max())
+        if top > 0:
+            share[mask] = lexical[mask] / top
+    return fused + weight * share
+
+
 def rank_regions(
     regions: RegionTable,
     rows: np.ndarray,
@@ -265,16 +283,27 @@ def rank_regions(
     levels: tuple[str, ...] = LEVELS,
     outermost_only: bool = False,
     file_best_share: float | None = None,
+    lexical: np.ndarray | None = None,
+    lexical_weight: float = 0.0,
+    fusion: str = "sum",
+    extra: np.ndarray | None = None,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
     the rest x its pooled vector's cosine with ``query``; ``nesting`` as :data:`REGION_NESTING`;
     ``outermost_only``: definitions inside another definition are left out. Of equal scores the
     region with more leaves comes first (a method's best leaf is its class's too).
-    ``file_best_share``: the share for files (default: ``best_share``)."""
+    ``file_best_share``: the share for files (default: ``best_share``). ``lexical``: a score per
+    region (class-level lexical evidence, hsc.search.region_terms) added as ``lexical_weight`` x
+    its share of the listed regions' best (``fusion`` "sum") or by reciprocal rank ("rrf");
+    ``extra``: regions listed though no candidate leaf is theirs (their best leaf counted as the
+    weakest candidate's score, which it cannot beat)."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
+    if extra is not None and len(scores):
+        floor = float(np.min(scores))
+        best = {**{int(r): floor for r in extra}, **best}
     wanted = {LEVELS.index(level) for level in levels}
     ids = np.array(
         [
@@ -291,6 +320,10 @@ def rank_regions(
     if file_best_share is not None:
         share[regions.levels[ids] == FILE] = file_best_share
     fused = share * np.array([best[int(r)] for r in ids]) + (1 - share) * pooled
+    if lexical is not None and lexical_weight > 0:
+        fused = _with_lexical(
+            regions, ids, fused, np.asarray(lexical, dtype=np.float64)[ids], lexical_weight, fusion
+        )
     order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
     chosen: list[int] = []
     out: list[Region] = []
@@ -332,12 +365,19 @@ def rank_files(
 
 
 def answer_regions(
-    regions: RegionTable, rows: np.ndarray, scores: np.ndarray, query: np.ndarray, params: Parameters
+    regions: RegionTable,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    query: np.ndarray,
+    params: Parameters,
+    lexical: np.ndarray | None = None,
 ) -> tuple[list[Region], list[Region]]:
     """A query's regions and files as :meth:`hsc.api.Index.query` gives them with ``params``: the
     regions of ``region_levels`` its candidate leaves fall in, and every file ranked. When the
     candidates give fewer than ``region_count`` regions (a small index, a narrow stage 1), the best
-    files not yet listed fill the list, so it is as long as the index allows."""
+    files not yet listed fill the list, so it is as long as the index allows.
+    ``lexical``: each region's lexical evidence (hsc.search.region_terms.region_lexical), added
+    with ``region_lexical_weight`` when ``region_lexical`` is not "off"."""
     files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
     found = rank_regions(
         regions,
@@ -350,6 +390,8 @@ def answer_regions(
         tuple(params.region_levels.split("+")),
         params.region_definitions == "outermost",
         params.file_best_share,
+        lexical if params.region_lexical != "off" else None,
+        params.region_lexical_weight,
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}

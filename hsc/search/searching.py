@@ -28,7 +28,16 @@ from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.names import kept_terms, name_boost
+from hsc.search.region_terms import (
+    RegionTerms,
+    build_region_terms,
+    region_lexical,
+    region_terms_arrays,
+    region_terms_from_arrays,
+)
 from hsc.search.regions import (
+    DEFINITION,
+    FILE,
     Region,
     RegionTable,
     answer_regions,
@@ -106,6 +115,8 @@ class _Loaded:
     row_of_leaf: dict[int, int] = field(default_factory=dict)  # leaf id -> row of ``table``
     # The regions above the leaves (hsc.search.regions), made on the first query that asks for them.
     regions: RegionTable | None = None
+    # Their terms (hsc.search.region_terms), made on the first query with ``region_lexical`` on.
+    region_terms: RegionTerms | None = None
 
     @cached_property
     def mid_node_ids(self) -> list[str]:
@@ -447,7 +458,9 @@ class Searching:
         )
         if regions:
             started = time.perf_counter()
-            response.regions, response.files = self._regions(loaded, hierarchy, candidates, vector, params)
+            response.regions, response.files = self._regions(
+                loaded, hierarchy, candidates, vector, params, text
+            )
             response.regions_ms = (time.perf_counter() - started) * 1000
         if record and not self.store.read_only:
             rows = [("mid", g.rank, g.node_id, g.score) for g in groups]
@@ -479,13 +492,47 @@ class Searching:
         candidates: list[Any],
         vector: np.ndarray,
         params: Parameters,
+        text: str = "",
     ) -> tuple[list[Region], list[Region]]:
-        """The query's ranked regions and files, from its candidate leaves (best first)."""
+        """The query's ranked regions and files, from its candidate leaves (best first); with
+        ``region_lexical`` on, also from the BM25 of ``text`` over each region's terms."""
         if loaded.regions is None:
             loaded.regions = self._region_table(loaded, int(hierarchy["repository_id"]))
+        regions = loaded.regions
         rows = np.array([hit.row for hit in candidates], dtype=np.int64)
         scores = np.array([hit.score for hit in candidates], dtype=np.float64)
-        return answer_regions(loaded.regions, rows, scores, vector, params)
+        lexical = None
+        if params.region_lexical != "off":
+            if loaded.region_terms is None:
+                loaded.region_terms = self._region_terms(loaded, regions, int(hierarchy["repository_id"]))
+            lexical = region_lexical(
+                loaded.region_terms,
+                regions.levels,
+                regions.lo,
+                regions.outermost,
+                text,
+                params.region_lexical,
+                "own",
+            )
+        return answer_regions(regions, rows, scores, vector, params, lexical)
+
+    def _region_terms(self, loaded: _Loaded, regions: RegionTable, repository_id: int) -> RegionTerms:
+        """A hierarchy's region terms: read from the side file made at its stamp, else made from
+        the stored leaf terms (one read of the lexical table) and saved there, as the regions are."""
+        whole = self.side_files and self._cache.loaded.get(loaded.hierarchy_id) is loaded
+        saved = self._side.load_region_terms(loaded.hierarchy_id, loaded.stamp) if whole else None
+        if saved is not None and int(saved["shape"][0]) == len(regions):
+            return region_terms_from_arrays(saved)
+        stored = self.store.leaf_term_texts(repository_id)
+        made = build_region_terms(
+            regions.lo,
+            regions.hi,
+            (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
+            [stored.get(int(leaf_id), ("", "")) for leaf_id in loaded.table.leaf_ids],
+        )
+        if whole and not self.store.read_only:
+            self._side.save_region_terms(loaded.hierarchy_id, loaded.stamp, region_terms_arrays(made))
+        return made
 
     def _region_table(self, loaded: _Loaded, repository_id: int) -> RegionTable:
         """A hierarchy's regions: read from the side file made at its stamp, else built (the

@@ -70,6 +70,20 @@ class LexicalTables(Database):
         )
         return {**dict.fromkeys(terms, 0), **{term: int(documents) for term, documents in found}}
 
+    def leaf_term_texts(self, repository_id: int) -> dict[int, tuple[str, str]]:
+        """Leaf id -> the (names, terms) stored for it, of every leaf of the repository that has
+        them (names "" in a table from before its names column); what region terms are made of."""
+        if not self._has_table("leaf_terms"):
+            return {}
+        names = "leaf_terms.names" if self._terms_have_names() else "''"
+        rows = self.conn.execute(
+            f"""SELECT leaf_terms.rowid, {names}, leaf_terms.terms FROM leaf_terms
+               JOIN leaves l ON l.id = leaf_terms.rowid JOIN files f ON f.id = l.file_id
+               WHERE f.repository_id = ?""",
+            (repository_id,),
+        )
+        return {int(row[0]): (row[1] or "", row[2] or "") for row in rows}
+
     def sync_leaf_terms(self, repository_id: int, terms_of: TermsOf) -> int:
         """Give every leaf of the repository that has none its row of terms and drop
         rows of leaves that are gone; returns the number added. For a database indexed

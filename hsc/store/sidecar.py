@@ -263,6 +263,35 @@ class SideFiles:
             return False
         return True
 
+    # -- a hierarchy's region terms (hsc.search.region_terms): sparse term counts, vocabulary ----
+
+    def load_region_terms(self, hierarchy_id: int, stamp: str) -> dict[str, np.ndarray] | None:
+        """The region term arrays saved for exactly this stamp; None if there are none."""
+        try:
+            with np.load(self._name("region-terms", f"h{hierarchy_id}", stamp, ".npz")) as saved:
+                if str(saved["stamp"]) != stamp:
+                    return None
+                return {name: saved[name] for name in saved.files if name != "stamp"}
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def save_region_terms(self, hierarchy_id: int, stamp: str, arrays: dict[str, np.ndarray]) -> bool:
+        """Save a hierarchy's region terms made at ``stamp`` (older ones go first); False when the
+        folder cannot be written or has no room to spare (they are then made per process)."""
+        owner = f"h{hierarchy_id}"
+        path = self._name("region-terms", owner, stamp, ".npz")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._replace_others(owner, "region-terms", stamp)
+            needed = sum(array.nbytes for array in arrays.values()) + 4096
+            if shutil.disk_usage(self.folder).free < SPARE_ROOM * needed:
+                return False
+            self._write(path, lambda p: _save_npz(p, stamp=np.array(stamp), **arrays))
+        except OSError:
+            path.unlink(missing_ok=True)
+            return False
+        return True
+
     # -- the HNSW graph over a hierarchy's groups ----------------------------------------------
 
     def graph_path(self, hierarchy_id: int, stamp: str) -> Path:
@@ -293,8 +322,8 @@ class SideFiles:
         return self.folder / f"{self.stem}-h{hierarchy_id}.bin"
 
     def forget_hierarchy(self, hierarchy_id: int) -> None:
-        """Remove every side file of a hierarchy (its owners, graphs and regions, of any state)."""
-        for kind in ("owners", "hnsw", "regions"):
+        """Remove every side file of a hierarchy (owners, graphs, regions, their terms; any state)."""
+        for kind in ("owners", "hnsw", "regions", "region-terms"):
             for path in self.folder.glob(f"{glob.escape(self.stem)}-h{hierarchy_id}-{kind}-*"):
                 path.unlink(missing_ok=True)
         self._unnamed_graph(hierarchy_id).unlink(missing_ok=True)
