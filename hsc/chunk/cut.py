@@ -18,7 +18,6 @@ from hsc.chunk.grammar import (
     COMMENT_TYPES,
     IMPLEMENTATION_TYPES,
     LEADING_TYPES,
-    SCRIPT_LANGUAGES,
     SIGNATURE_TYPES,
     describe,
     documents_assignment,
@@ -50,7 +49,8 @@ class SyntaxCutter(Packer):
         self.language = language  # the grammar.py functions answer from its own tables when it has some
         self.traits = params.scope_names == "language"  # a Rust impl names its trait too
         self.attribute_docstrings = language == "python" and params.attribute_docstrings == "joined"
-        self.overloads = language in SCRIPT_LANGUAGES and params.overload_signatures == "joined"
+        # Overload signatures are TypeScript's (JavaScript's grammar has none).
+        self.overloads = language in ("typescript", "tsx") and params.overload_signatures == "joined"
 
     def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
