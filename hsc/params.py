@@ -83,6 +83,8 @@ REGION_LEXICAL = ("off", "text+names", "names", "text")
 SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.
 ATTRIBUTE_DOCSTRINGS = ("joined", "seed")
+# Where TypeScript's overload signatures go: with the implementation they declare, or units of their own.
+OVERLOAD_SIGNATURES = ("joined", "seed")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
 JOINED_RESULTS = ("full", "seed")
 
@@ -199,6 +201,14 @@ class Parameters:
         "the seed's cut, which may put a leaf boundary between them.",
         "chunk",
         choices=ATTRIBUTE_DOCSTRINGS,
+    )
+    overload_signatures: str = _p(
+        "seed",
+        "'joined': TypeScript overload signatures (`function f(a: string): T;` above `function f(a) {...}`, "
+        "and a class's method overloads) are one unit with the implementation below them, named by it; "
+        "'seed': each run of signatures is a statement of the file's or class's scope.",
+        "chunk",
+        choices=OVERLOAD_SIGNATURES,
     )
     scope_names: str = _p(
         "path",
@@ -525,6 +535,8 @@ class Parameters:
             key += f";scopes={self.scope_names}"
         if self.attribute_docstrings != "seed":
             key += f";attribute_docstrings={self.attribute_docstrings}"
+        if self.overload_signatures != "seed":
+            key += f";overloads={self.overload_signatures}"
         return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
 
     def hierarchy_params(self) -> dict[str, Any]:
@@ -541,6 +553,7 @@ CHUNK_FIELDS = (
     "scope_names",
     "leaf_minimums",
     "attribute_docstrings",
+    "overload_signatures",
 )
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"

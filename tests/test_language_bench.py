@@ -78,7 +78,7 @@ def test_the_copy_leaves_tests_declarations_and_examples_out(tmp_path: Path) -> 
 
 
 def test_every_language_is_pinned_and_an_unknown_one_or_registry_is_refused(tmp_path: Path) -> None:
-    assert set(LANGUAGE_PACKAGES) == {"go", "rust", "js", "ts", "python"}
+    assert set(LANGUAGE_PACKAGES) == {"go", "rust", "js", "ts", "python", "java"}
     for packages in LANGUAGE_PACKAGES.values():
         assert all(p.version and p.version[0].isdigit() for p in packages)
     with pytest.raises(ValueError, match="unknown language 'cobol'"):

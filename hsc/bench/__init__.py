@@ -131,9 +131,12 @@ def _leaves(args: argparse.Namespace) -> dict[str, Any]:
 def _quality(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.params import parse_assignments
     from hsc.quality.catalog import SYSTEM_NAMES
+    from hsc.quality.pairing import against_earlier, load_run
     from hsc.quality.report import write_run
     from hsc.quality.sweep import Options, run_quality
 
+    # An earlier run to pair against is read before the work, so a bad path costs nothing.
+    earlier = load_run(Path(args.against)) if args.against else None
     options = Options(
         path=Path(args.path) if args.path else None,
         queries=args.queries,
@@ -146,6 +149,8 @@ def _quality(args: argparse.Namespace) -> dict[str, Any]:
         regions=args.regions,
     )
     result = run_quality(options, report=lambda line: print(line, file=sys.stderr, flush=True))
+    if earlier is not None:
+        result["against"] = against_earlier(result, earlier)
     result["files"] = write_run(result, Path(args.out or ".hsc/quality") / "run", png=not args.no_png)
     return result
 
@@ -314,7 +319,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="quality, context: a doc's first sentence (default), a prose comment inside a function body, "
         "a class docstring's (target: the class) or a module docstring's (target: the file)",
     )
-    parser.add_argument("--language", help="corpus: go, rust, js, ts, python, a list of them, or all")
+    parser.add_argument("--language", help="corpus: go, rust, js, ts, python, java, a list of them, or all")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")
     parser.add_argument(
         "--encoder",
@@ -340,7 +345,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--against",
         help="app: a checkout of another version of the app, driven first; localize: an earlier run's "
-        "localize.json to pair this run against (a run indexed with other --set values)",
+        "localize.json to pair this run against (a run indexed with other --set values); quality: an "
+        "earlier run's --out folder, its default paired against each of that run's systems (McNemar)",
     )
     parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
     parser.add_argument(
@@ -367,7 +373,12 @@ def _format(result: dict[str, Any]) -> str:
     if result["suite"] == "quality":
         from hsc.quality.report import format_table
 
-        return format_table(result) + "\nfiles: " + ", ".join(result["files"].values())
+        text = format_table(result)
+        if result.get("against"):
+            from hsc.quality.pairing import format_against
+
+            text += "\n" + format_against(result["against"])
+        return text + "\nfiles: " + ", ".join(result["files"].values())
     if result["suite"] == "leaves":
         from hsc.bench.leaf_survey import format_leaves
 

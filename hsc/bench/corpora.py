@@ -1,7 +1,8 @@
 """``python -m hsc bench corpus --language LANG --out DIR``: a benchmark corpus per language, built
 at run time from registry packages at pinned versions (never vendored).
 
-npm tarballs come from ``npm pack NAME@VERSION``; Go and Rust sources from Debian's
+npm tarballs come from ``npm pack NAME@VERSION`` (JavaScript, TypeScript, and Java from packages that
+ship Android sources); Go and Rust sources from Debian's
 ``golang-*-dev`` and ``librust-*-dev`` packages (``apt-get download NAME=VERSION``, then
 ``dpkg-deb -x``); Python from PyPI sdists (``pip download --no-deps --no-binary :all:``). Each
 package's sources of the language, tests and examples left out, are copied to
@@ -95,6 +96,18 @@ LANGUAGE_PACKAGES: dict[str, tuple[Package, ...]] = {
         Package("pypi", "boltons", "24.0.0", "boltons-24.0.0/boltons", "boltons"),
         Package("pypi", "toolz", "0.12.1", "toolz-0.12.1/toolz", "toolz"),
     ),
+    # Maven Central is out of reach here; npm packages that ship Android Java sources are not.
+    "java": (
+        Package("npm", "cordova-android", "15.1.0", "package/framework/src", "cordova-android"),
+        Package("npm", "@capacitor/android", "8.6.0", "package/capacitor/src/main/java", "capacitor-android"),
+        Package(
+            "npm",
+            "react-native",
+            "0.76.5",
+            "package/ReactAndroid/src/main/java/com/facebook/react/uimanager",
+            "uimanager",
+        ),
+    ),
 }
 EXTENSIONS = {
     "go": (".go",),
@@ -102,6 +115,7 @@ EXTENSIONS = {
     "js": (".js", ".mjs", ".cjs"),
     "ts": (".ts", ".tsx"),
     "python": (".py",),
+    "java": (".java",),
 }
 # Tests, examples, benchmarks and generated declarations are not what the queries ask about.
 SKIPPED_FOLDERS = frozenset(

@@ -16,12 +16,15 @@ from typing import Any
 from hsc.chunk.grammar import (
     BODY_TYPES,
     COMMENT_TYPES,
+    IMPLEMENTATION_TYPES,
     LEADING_TYPES,
+    SIGNATURE_TYPES,
     describe,
     documents_assignment,
     first_named_index,
     is_definition,
     is_docstring,
+    overload_name,
 )
 from hsc.chunk.packing import Atom, Packer, Piece
 from hsc.chunk.tokens import TokenCounter
@@ -46,6 +49,8 @@ class SyntaxCutter(Packer):
         self.language = language  # the grammar.py functions answer from its own tables when it has some
         self.traits = params.scope_names == "language"  # a Rust impl names its trait too
         self.attribute_docstrings = language == "python" and params.attribute_docstrings == "joined"
+        # Overload signatures are TypeScript's (JavaScript's grammar has none).
+        self.overloads = language in ("typescript", "tsx") and params.overload_signatures == "joined"
 
     def intervals(self, children: list[Any], lo: int, hi: int) -> list[tuple[Any, int, int]]:
         """Give each child the bytes from its start to the next child's start,
@@ -129,7 +134,31 @@ class SyntaxCutter(Packer):
             leading.clear()
             items.append(item)
         items.extend(leading)
-        return items
+        return self.join_overloads(items) if self.overloads else items
+
+    def join_overloads(self, items: list[Item]) -> list[Item]:
+        """A function's or method's overload signatures (and the comments among them) joined to the
+        implementation below them: one definition, named by it (overload_signatures='joined')."""
+        joined: list[Item] = []
+        for item in items:
+            name = overload_name(item.node, IMPLEMENTATION_TYPES) if item.is_definition else None
+            start = len(joined)
+            while name is not None and start > 0:
+                previous = joined[start - 1].node
+                if previous.type not in COMMENT_TYPES and overload_name(previous, SIGNATURE_TYPES) != name:
+                    break
+                start -= 1
+            # Comments that open the run belong to it only when no blank line parts them from it.
+            while start < len(joined) and joined[start].node.type in COMMENT_TYPES:
+                following = joined[start + 1].node if start + 1 < len(joined) else item.node
+                if self._adjacent(joined[start], following):
+                    break
+                start += 1
+            if any(overload_name(other.node, SIGNATURE_TYPES) for other in joined[start:]):
+                item.lo = joined[start].lo
+                del joined[start:]
+            joined.append(item)
+        return joined
 
     def _last_line(self, item: Item) -> int:
         end = self.trim(item.lo, item.hi)[1]

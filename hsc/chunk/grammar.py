@@ -207,6 +207,26 @@ def wrapped(node: Any) -> Any:
     return None
 
 
+# TypeScript's overload signatures, and the implementations they declare (hsc.chunk.cut, overload_signatures).
+SIGNATURE_TYPES = frozenset({"function_signature", "method_signature"})
+IMPLEMENTATION_TYPES = frozenset(
+    {"function_declaration", "generator_function_declaration", "method_definition"}
+)
+
+
+def overload_name(node: Any, types: frozenset[str]) -> str | None:
+    """The name of a function or method ``node`` is, bare or behind ``export``, when its type is one
+    of ``types`` (SIGNATURE_TYPES: an overload signature; IMPLEMENTATION_TYPES: a body), else None."""
+    if node.type == "export_statement":
+        node = node.child_by_field_name("declaration")
+        if node is None:
+            return None
+    if node.type not in types:
+        return None
+    name = node.child_by_field_name("name")
+    return name.text.decode("utf-8", "replace") if name is not None else None
+
+
 # JavaScript's ways of naming a function by assignment: `Body.setMass = function`, `X.prototype.y =`,
 # `exports.f =`, `module.exports = {...}`. The parts that say where a value lives, not what it is.
 EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
