@@ -187,7 +187,7 @@ class Parameters:
     # many thin methods were found 0.644 -> 0.761 Recall@10 with their neighbours in their leaf,
     # JavaScript's 0.900 -> 0.932 (both significant; Go gained 0.022, not significantly).
     leaf_minimums: str = _p(
-        "rust=128,javascript=128",
+        "rust=128,javascript=128,go=128,typescript=128,tsx=128,java=128",
         "Per-language minimum_chunk_token_length, 'LANGUAGE=N' joined by commas: leaves of those "
         "languages shorter than N are merged with a neighbour ('' = minimum_chunk_token_length for all, "
         "the seed's). See docs/languages.md.",
@@ -203,7 +203,7 @@ class Parameters:
         choices=ATTRIBUTE_DOCSTRINGS,
     )
     overload_signatures: str = _p(
-        "seed",
+        "joined",
         "'joined': TypeScript overload signatures (`function f(a: string): T;` above `function f(a) {...}`, "
         "and a class's method overloads) are one unit with the implementation below them, named by it; "
         "'seed': each run of signatures is a statement of the file's or class's scope.",

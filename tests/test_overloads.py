@@ -55,7 +55,10 @@ export interface Clock {
 
 def leaves(option: str, maximum: int = 256) -> list:
     params = Parameters(
-        minimum_chunk_token_length=0, maximum_chunk_token_length=maximum, overload_signatures=option
+        minimum_chunk_token_length=0,
+        leaf_minimums="",
+        maximum_chunk_token_length=maximum,
+        overload_signatures=option,
     )
     cut = cut_file(OPERATOR, "operators/map.ts", "typescript", params, COUNTER)
     assert_covers(OPERATOR, cut.leaves)
@@ -115,8 +118,8 @@ def test_a_split_implementation_keeps_its_signatures_in_its_first_piece():
 
 
 def test_the_option_is_part_of_the_chunk_key_and_leaves_other_languages_alone():
-    joined, seed = Parameters(overload_signatures="joined"), Parameters()
-    assert seed.overload_signatures == "seed"  # the default
+    joined, seed = Parameters(), Parameters(overload_signatures="seed")
+    assert joined.overload_signatures == "joined"  # the default
     assert "overloads=joined" in joined.chunk_key() and "overloads" not in seed.chunk_key()
     python = "def f(a):\n    return a\n\n\ndef f(a, b):\n    return a + b\n"
     cuts = [cut_file(python, "m.py", "python", p, COUNTER).leaves for p in (joined, seed)]
