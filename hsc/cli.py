@@ -461,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         args.json = True  # a batch always answers in JSON lines
     try:
         return int(args.run(args))
-    except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError) as error:
+    # TimeoutError is an OSError, but no database's: said as it is, not as the database's fault.
+    except (ValueError, FileNotFoundError, NotADirectoryError, KeyError, RuntimeError, TimeoutError) as error:
         print(f"hsc: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before or after a run's own handling (loading, opening)

@@ -21,7 +21,10 @@ browser helpers live in :mod:`hsc.bench.browser`, the index in
 from __future__ import annotations
 
 import math
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -200,8 +203,8 @@ def bench_app(
 ) -> dict[str, Any]:
     """The app on a synthetic index of ``leaves`` leaves, or on the real folder
     ``path``; kept in ``database`` if given. With ``against`` (a checkout of
-    another version of the app), that app is driven first on the same index,
-    so the two are compared within one run."""
+    another version of the app), that app is driven first, so the two are compared within one
+    run: on the same synthetic index, or on ``path`` indexed by its own code."""
     if not CHROMIUM.exists():
         raise RuntimeError(f"{CHROMIUM} is not installed: the app benchmark needs a real browser")
     apps = {"this app": APP_DIR}
@@ -217,9 +220,23 @@ def bench_app(
         runs = {}
         for label, app_dir in apps.items():
             log = Path(folder) / f"streamlit-{len(runs)}.log"
-            with streamlit_app(database, made["root"], log, app_dir) as (url, pid):
+            served = database
+            if label == "against" and path is not None:
+                served = index_with(app_dir, path, database.with_name(f"{database.stem}-against.db"))
+            with streamlit_app(served, made["root"], log, app_dir) as (url, pid):
                 runs[label] = {"app_dir": str(app_dir), **drive_app(url, pid, steps, page_timeout_s, pages)}
     return {"suite": "app", **made, "database": str(database), "setup_seconds": setup_seconds, "runs": runs}
+
+
+def index_with(checkout: Path, path: Path, database: Path) -> Path:
+    """``path`` indexed into ``database`` by the code of ``checkout`` (incremental when it is there):
+    an older app cannot read the settings a newer version stores, so each version serves its own."""
+    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONPATH=str(checkout))
+    command = [sys.executable, "-m", "hsc", "index", str(path.resolve()), "--db", str(database), "--quiet"]
+    done = subprocess.run(command, cwd=checkout, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{checkout} could not index {path}: {done.stderr.strip()[-500:]}")
+    return database
 
 
 def _cell(value: Any) -> str:
