@@ -51,6 +51,8 @@ def test_the_run_keeps_each_querys_scores_and_they_make_its_table(runs):
             assert round(sum(scores["full"]) / len(kept["ids"]), 3) == summary["full"]
             covered = [c for c in scores["coverage"] if c is not None]
             assert round(sum(covered) / len(covered), 3) == pytest.approx(summary["coverage"], abs=0.0015)
+            shown = sum(scores["target"]) / len(kept["ids"])
+            assert round(shown, 3) == pytest.approx(summary["target"], abs=0.0015)
 
 
 def test_a_run_against_itself_differs_by_exactly_nothing(runs):
@@ -111,6 +113,11 @@ def test_the_interval_comes_from_the_stored_scores(runs):
     assert row["hit_test"]["only_before"] == 2 and row["hit_test"]["only_after"] == 0
     assert row["hit_test"]["p"] == 0.5  # two discordant queries, both one way: 2 * (1/2)^2
     assert row["full"] == paired_against(first, first)["paired"][PACK]["2048"]["full"]
+    # Questions without dependencies (class and module questions) pair no coverage at all.
+    for scores in after["per_query"]["systems"][PACK].values():
+        scores["coverage"] = [None] * len(scores["coverage"])
+    row = paired_against(first, after)["paired"][PACK]["2048"]
+    assert row["coverage"] is None and row["target"]["queries"] == len(hits)
 
 
 def test_the_command_line_pairs_a_run_at_other_leaves_against_the_earlier_one(runs, capsys):

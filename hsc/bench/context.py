@@ -26,6 +26,7 @@ from hsc.quality import corpus as corpus_module
 from hsc.quality.catalog import Prepared, main_systems
 from hsc.quality.context_metrics import (
     PACK,
+    PER_QUERY,
     SHIPPED,
     paired_against,
     paired_interval,
@@ -464,9 +465,9 @@ def _against_lines(against: dict[str, Any] | None) -> list[str]:
     ]
     for name, by_budget in against["paired"].items():
         for budget, row in by_budget.items():
-            test = row["hit_test"]
+            test, shown = row["hit_test"], {m: row[m] for m in PER_QUERY if row[m]}  # None: no such queries
             lines.append(
-                f"  {name} @{budget}: {_intervals_text({m: row[m] for m in ('hit', 'full', 'coverage')})}; "
+                f"  {name} @{budget}: {_intervals_text(shown)}; "
                 f"hit only now / only before {test['only_after']} / {test['only_before']}, p {test['p']:.4f}"
             )
     return lines

@@ -88,7 +88,8 @@ def paired_interval(first: Sequence[float], second: Sequence[float], seed: int =
 
 
 # The per-query scores a run keeps, so that two runs can be paired by query (``--against``).
-PER_QUERY = ("hit", "full", "coverage")
+# ``target``: the share of the target shown, what a class question measures (it has no dependencies).
+PER_QUERY = ("hit", "full", "coverage", "target")
 
 
 def query_id(path: str, start_line: int, query: str) -> str:
@@ -98,11 +99,11 @@ def query_id(path: str, start_line: int, query: str) -> str:
 
 
 def per_query_scores(ids: Sequence[str], per: dict[str, dict[int, list[dict[str, Any]]]]) -> dict[str, Any]:
-    """Per system and budget, each query's hit and full (0/1) and dependency coverage (None
-    without dependencies), as lists in the order of ``ids``."""
+    """Per system and budget, each query's hit and full (0/1), dependency coverage (None without
+    dependencies) and share of the target shown, as lists in the order of ``ids``."""
 
     def column(scores: list[dict[str, Any]], metric: str) -> list[float | int | None]:
-        if metric == "coverage":
+        if metric in ("coverage", "target"):
             return [None if s[metric] is None else round(float(s[metric]), 3) for s in scores]
         return [int(bool(s[metric])) for s in scores]
 
@@ -118,7 +119,8 @@ def per_query_scores(ids: Sequence[str], per: dict[str, dict[int, list[dict[str,
 def paired_against(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """``after`` minus ``before`` (two ``bench context`` runs, e.g. indexed at other parameters)
     per system and budget, on the queries both asked (by :func:`query_id`): the paired interval of
-    hit, full and dependency coverage (coverage on the queries with dependencies in both), and
+    hit, full, dependency coverage (on the queries with dependencies in both; None when there are
+    none, as for class and module questions) and the share of the target shown, and
     McNemar's exact test on hit (the queries only ``after`` hits, only ``before`` hits, p)."""
     if "per_query" not in before:
         raise ValueError("the earlier context run keeps no per-query scores: rerun it with this version")
@@ -138,9 +140,11 @@ def paired_against(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
                     for b, a in pairs
                     if scores[metric][a] is not None and old[metric][b] is not None
                 ]
-                row[metric] = paired_interval([a for a, _ in both], [b for _, b in both]) | {
-                    "queries": len(both)
-                }
+                row[metric] = (
+                    paired_interval([a for a, _ in both], [b for _, b in both]) | {"queries": len(both)}
+                    if both
+                    else None
+                )
             # McNemar on hit through the rank form hsc.quality.metrics reads (a hit: rank 1).
             ranks_after = [1 if scores["hit"][a] else None for b, a in pairs]
             ranks_before = [1 if old["hit"][b] else None for b, a in pairs]
