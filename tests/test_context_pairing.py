@@ -118,6 +118,11 @@ def test_the_interval_comes_from_the_stored_scores(runs):
         scores["coverage"] = [None] * len(scores["coverage"])
     row = paired_against(first, after)["paired"][PACK]["2048"]
     assert row["coverage"] is None and row["target"]["queries"] == len(hits)
+    # An earlier run that kept fewer metrics pairs on those it kept.
+    for scores in after["per_query"]["systems"][PACK].values():
+        del scores["target"]
+    row = paired_against(after, first)["paired"][PACK]["2048"]
+    assert row["target"] is None and row["hit"]["difference"] == round(2 / len(hits), 3)
 
 
 def test_the_command_line_pairs_a_run_at_other_leaves_against_the_earlier_one(runs, capsys):

@@ -465,7 +465,10 @@ def _against_lines(against: dict[str, Any] | None) -> list[str]:
     ]
     for name, by_budget in against["paired"].items():
         for budget, row in by_budget.items():
-            test, shown = row["hit_test"], {m: row[m] for m in PER_QUERY if row[m]}  # None: no such queries
+            test, shown = (
+                row["hit_test"],
+                {m: row[m] for m in PER_QUERY if row.get(m)},
+            )  # None: no such queries
             lines.append(
                 f"  {name} @{budget}: {_intervals_text(shown)}; "
                 f"hit only now / only before {test['only_after']} / {test['only_before']}, p {test['p']:.4f}"

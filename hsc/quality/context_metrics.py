@@ -135,11 +135,12 @@ def paired_against(before: dict[str, Any], after: dict[str, Any]) -> dict[str, A
                 continue
             row: dict[str, Any] = {}
             for metric in PER_QUERY:
-                both = [
-                    (scores[metric][a], old[metric][b])
-                    for b, a in pairs
-                    if scores[metric][a] is not None and old[metric][b] is not None
-                ]
+                now, then = scores.get(metric), old.get(metric)  # a run may predate a metric
+                both = (
+                    [(now[a], then[b]) for b, a in pairs if now[a] is not None and then[b] is not None]
+                    if now is not None and then is not None
+                    else []
+                )
                 row[metric] = (
                     paired_interval([a for a, _ in both], [b for _, b in both]) | {"queries": len(both)}
                     if both
