@@ -93,6 +93,8 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
 
     packages = tuple(args.packages.split(",")) if args.packages else None
     overrides = parse_assignments(args.set or [])
+    # An earlier run's context-run.json, read before the work so a bad path costs nothing.
+    before = json.loads(Path(args.against).read_text()) if args.against else None
     result = bench_context(
         packages,
         args.queries,
@@ -103,6 +105,7 @@ def _context(args: argparse.Namespace) -> dict[str, Any]:
         overrides=overrides,
         query_kind=args.query_kind,
         enclosing=args.enclosing,
+        against=before,
     )
     if args.db:
         from hsc import Index
@@ -346,7 +349,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--against",
         help="app: a checkout of another version of the app, driven first; localize: an earlier run's "
         "localize.json to pair this run against (a run indexed with other --set values); quality: an "
-        "earlier run's --out folder, its default paired against each of that run's systems (McNemar)",
+        "earlier run's --out folder, its default paired against each of that run's systems (McNemar); "
+        "context: an earlier run's context-run.json, paired query by query",
     )
     parser.add_argument("--no-pages", action="store_true", help="app: the slider steps only")
     parser.add_argument(

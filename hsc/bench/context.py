@@ -24,7 +24,17 @@ from hsc.hierarchy.groups import plan_hierarchy
 from hsc.params import Parameters
 from hsc.quality import corpus as corpus_module
 from hsc.quality.catalog import Prepared, main_systems
-from hsc.quality.context_metrics import PACK, SHIPPED, paired_interval, score_pack, summarise_packs
+from hsc.quality.context_metrics import (
+    PACK,
+    PER_QUERY,
+    SHIPPED,
+    paired_against,
+    paired_interval,
+    per_query_scores,
+    query_id,
+    score_pack,
+    summarise_packs,
+)
 from hsc.quality.gold import package_of
 from hsc.quality.sweep import Options, Progress, corpus_sources, prepare
 from hsc.search.assemble import (
@@ -348,6 +358,9 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         },
         "module_rule_fires": round(sum(fires) / max(len(fires), 1), 3),
         "assembly_seconds": round(seconds, 1),
+        "per_query": per_query_scores(
+            [query_id(t.path, t.start_line, t.query) for t in bench.prepared.targets], per
+        ),
     }
 
 
@@ -383,11 +396,15 @@ def bench_context(
     progress: Progress | None = None,
     query_kind: str = "docstring",
     enclosing: bool = False,
+    against: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``embedder``: a model already loaded (default: the settings' model); ``progress`` hears
     the corpus being indexed (fraction, message), as in :func:`hsc.quality.sweep.prepare`;
     ``query_kind``: as ``bench quality``'s (class: the target is the class, module: the file);
-    ``enclosing``: also the packs with enclosing definitions (always for class questions)."""
+    ``enclosing``: also the packs with enclosing definitions (always for class questions);
+    ``against``: an earlier run (its context-run.json) to pair this one against, query by query."""
+    if against is not None and "per_query" not in against:  # before the work, so a bad file costs nothing
+        raise ValueError("the earlier context run keeps no per-query scores: rerun it with this version")
     options = Options(
         query_kind=query_kind,
         packages=packages or corpus_module.STDLIB_PACKAGES,
@@ -407,15 +424,27 @@ def bench_context(
             "corpus": {**bench.prepared.corpus_info, "with_dependencies": with_dependencies},
             "dependencies": where_dependencies_lie(bench),
             "parameters": {k: v for k, v in dataclasses.asdict(params).items() if k.startswith("context_")},
+            "overrides": dict(overrides or {}),
             **score_all(bench, params, BUDGETS),
         }
         if sweep:
             result["sweep"] = sweep_policy(bench, 2048, report)
     finally:
         bench.prepared.corpus.store.close()
+    if against is not None:
+        result["against"] = paired_against(against, result)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "context-run.json").write_text(json.dumps(result, indent=1))
+    (out / "context-run.json").write_text(run_json(result))
     return result
+
+
+def run_json(result: dict[str, Any]) -> str:
+    """The run as JSON, indented, with the per-query lists on one line (thousands of numbers)."""
+    rest = {k: v for k, v in result.items() if k != "per_query"}
+    if "per_query" not in result:
+        return json.dumps(rest, indent=1)
+    compact = json.dumps(result["per_query"], separators=(",", ":"))
+    return json.dumps(rest, indent=1)[:-2] + f',\n "per_query": {compact}\n}}'
 
 
 def _intervals_text(intervals: dict[str, dict[str, float]]) -> str:
@@ -424,6 +453,27 @@ def _intervals_text(intervals: dict[str, dict[str, float]]) -> str:
         f"{metric} {i['difference']:+.3f} [{i['low']:+.3f}, {i['high']:+.3f}]"
         for metric, i in intervals.items()
     )
+
+
+def _against_lines(against: dict[str, Any] | None) -> list[str]:
+    """This run minus the earlier one, per system and budget (see paired_against)."""
+    if not against:
+        return []
+    lines = [
+        f"this run - the earlier one, {against['queries']} queries both asked "
+        f"({against['parameters_before']} -> {against['parameters_after']}):"
+    ]
+    for name, by_budget in against["paired"].items():
+        for budget, row in by_budget.items():
+            test, shown = (
+                row["hit_test"],
+                {m: row[m] for m in PER_QUERY if row.get(m)},
+            )  # None: no such queries
+            lines.append(
+                f"  {name} @{budget}: {_intervals_text(shown)}; "
+                f"hit only now / only before {test['only_after']} / {test['only_before']}, p {test['p']:.4f}"
+            )
+    return lines
 
 
 def format_context(result: dict[str, Any]) -> str:
@@ -445,6 +495,7 @@ def format_context(result: dict[str, Any]) -> str:
         lines.append(f"module questions by the rule: {result['module_rule_fires']:.3f} of the queries")
     for name, intervals in result.get("enclosing_intervals", {}).items():
         lines.append(f"{name} - pack: {_intervals_text(intervals)}")
+    lines.extend(_against_lines(result.get("against")))
     corpus = result["corpus"]
     lines.append(
         f"{corpus['queries']} queries ({corpus['with_dependencies']} with dependencies), "

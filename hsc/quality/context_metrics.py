@@ -10,11 +10,13 @@ Outlines stand for lines without showing them, so they count as none of these li
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from hsc.quality.metrics import mcnemar
 from hsc.search.context import ContextPack
 
 HIT_SHARE = 0.5
@@ -82,4 +84,83 @@ def paired_interval(first: Sequence[float], second: Sequence[float], seed: int =
         "difference": round(float(differences.mean()), 3),
         "low": round(float(np.percentile(means, 2.5)), 3),
         "high": round(float(np.percentile(means, 97.5)), 3),
+    }
+
+
+# The per-query scores a run keeps, so that two runs can be paired by query (``--against``).
+# ``target``: the share of the target shown, what a class question measures (it has no dependencies).
+PER_QUERY = ("hit", "full", "coverage", "target")
+
+
+def query_id(path: str, start_line: int, query: str) -> str:
+    """A query's identity across runs: its target's place and a digest of its text (what
+    :func:`hsc.quality.runs.target_key` keys on, kept short)."""
+    return f"{path}:{start_line}:{hashlib.sha1(query.encode()).hexdigest()[:10]}"
+
+
+def per_query_scores(ids: Sequence[str], per: dict[str, dict[int, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """Per system and budget, each query's hit and full (0/1), dependency coverage (None without
+    dependencies) and share of the target shown, as lists in the order of ``ids``."""
+
+    def column(scores: list[dict[str, Any]], metric: str) -> list[float | int | None]:
+        if metric in ("coverage", "target"):
+            return [None if s[metric] is None else round(float(s[metric]), 3) for s in scores]
+        return [int(bool(s[metric])) for s in scores]
+
+    return {
+        "ids": list(ids),
+        "systems": {
+            name: {str(b): {m: column(scores, m) for m in PER_QUERY} for b, scores in by_budget.items()}
+            for name, by_budget in per.items()
+        },
+    }
+
+
+def paired_against(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """``after`` minus ``before`` (two ``bench context`` runs, e.g. indexed at other parameters)
+    per system and budget, on the queries both asked (by :func:`query_id`): the paired interval of
+    hit, full, dependency coverage (on the queries with dependencies in both; None when there are
+    none, as for class and module questions) and the share of the target shown, and
+    McNemar's exact test on hit (the queries only ``after`` hits, only ``before`` hits, p)."""
+    if "per_query" not in before:
+        raise ValueError("the earlier context run keeps no per-query scores: rerun it with this version")
+    earlier = before["per_query"]
+    where = {query: i for i, query in enumerate(earlier["ids"])}
+    pairs = [(where[query], i) for i, query in enumerate(after["per_query"]["ids"]) if query in where]
+    paired: dict[str, dict[str, Any]] = {}
+    for name, by_budget in after["per_query"]["systems"].items():
+        for budget, scores in by_budget.items():
+            old = earlier["systems"].get(name, {}).get(budget)
+            if old is None:
+                continue
+            row: dict[str, Any] = {}
+            for metric in PER_QUERY:
+                now, then = scores.get(metric), old.get(metric)  # a run may predate a metric
+                both = (
+                    [(now[a], then[b]) for b, a in pairs if now[a] is not None and then[b] is not None]
+                    if now is not None and then is not None
+                    else []
+                )
+                row[metric] = (
+                    paired_interval([a for a, _ in both], [b for _, b in both]) | {"queries": len(both)}
+                    if both
+                    else None
+                )
+            # McNemar on hit through the rank form hsc.quality.metrics reads (a hit: rank 1).
+            ranks_after = [1 if scores["hit"][a] else None for b, a in pairs]
+            ranks_before = [1 if old["hit"][b] else None for b, a in pairs]
+            test = mcnemar(ranks_after, ranks_before, k=1)
+            row["hit_test"] = {
+                "only_after": test["only_first"],
+                "only_before": test["only_second"],
+                "p": test["p"],
+            }
+            paired.setdefault(name, {})[budget] = row
+    return {
+        "queries": len(pairs),
+        "queries_before": len(earlier["ids"]),
+        "queries_after": len(after["per_query"]["ids"]),
+        "parameters_before": before.get("overrides"),
+        "parameters_after": after.get("overrides"),
+        "paired": paired,
     }
