@@ -608,7 +608,7 @@ def test_javascript_exports_and_arrow_functions() -> None:
 
 
 def test_tsx_components() -> None:
-    leaves = leaves_of(TSX, "src/Button.tsx", Parameters(minimum_chunk_token_length=0))
+    leaves = leaves_of(TSX, "src/Button.tsx", Parameters(minimum_chunk_token_length=0, leaf_minimums=""))
     found = set(scopes(leaves))
     assert {"src.Button.Button", "src.Button.Toolbar"} <= found
 
