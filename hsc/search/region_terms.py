@@ -23,6 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from hsc.search.lexical import terms
+from hsc.search.regions import DEFINITION, FILE, run_membership
 
 K1, B = 1.2, 0.75
 FIELDS = ("text", "names")
@@ -76,12 +77,7 @@ def build_region_terms(
     text = _leaf_counts([t for _, t in leaf_terms], vocabulary)
     width = max(len(vocabulary), 1)
     names.resize((len(leaf_terms), width))
-    lengths = hi - lo
-    region_of = np.repeat(np.arange(len(lo)), lengths)
-    row_of = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-    membership = sparse.csr_matrix(
-        (np.ones(len(row_of), dtype=np.float32), (region_of, row_of)), shape=(len(lo), len(leaf_terms))
-    )
+    membership = run_membership(lo, hi, len(leaf_terms))
     return RegionTerms(
         vocabulary,
         sparse.csc_matrix(membership @ text),
@@ -150,8 +146,6 @@ def region_lexical(
     ("text", "names" or "text+names", their sum); a file's, with ``files`` "own", its own BM25 in
     that field, with "best" its best outermost definition's (a class and its file rise together),
     with "none" 0; other regions 0."""
-    from hsc.search.regions import DEFINITION, FILE
-
     fields = FIELDS if field == "text+names" else (field,)
     scores = sum((bm25(region_terms, query, name) for name in fields), np.zeros(len(levels)))
     definitions = (levels == DEFINITION) & outermost

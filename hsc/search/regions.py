@@ -132,21 +132,26 @@ def _runs(starts: list[int], ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
 
-def pool_runs(vectors: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The re-normalised mean of the rows ``lo[i]``..``hi[i]`` (exclusive) of ``vectors``, for runs
-    that may nest or overlap: one sparse product, as :func:`hsc.hierarchy.groups.mean_pool`."""
+def run_membership(lo: np.ndarray, hi: np.ndarray, rows: int) -> Any:
+    """A sparse runs x ``rows`` matrix of ones: run ``i`` holds rows ``lo[i]``..``hi[i]``
+    (exclusive); runs may nest or overlap. Its product with per-row data sums each run's rows."""
     from scipy import sparse
 
-    dim = vectors.shape[1] if vectors.ndim == 2 else 1
-    if not len(lo):
-        return np.zeros((0, dim), dtype=np.float32)
     lengths = hi - lo
     region_of = np.repeat(np.arange(len(lo)), lengths)
     row_of = np.repeat(lo - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
-    membership = sparse.csr_matrix(
-        (np.ones(len(row_of), dtype=np.float32), (region_of, row_of)), shape=(len(lo), len(vectors))
+    return sparse.csr_matrix(
+        (np.ones(len(row_of), dtype=np.float32), (region_of, row_of)), shape=(len(lo), rows)
     )
-    sums = np.asarray(membership @ vectors, dtype=np.float32)
+
+
+def pool_runs(vectors: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The re-normalised mean of the rows ``lo[i]``..``hi[i]`` (exclusive) of ``vectors``, for runs
+    that may nest or overlap: one sparse product, as :func:`hsc.hierarchy.groups.mean_pool`."""
+    dim = vectors.shape[1] if vectors.ndim == 2 else 1
+    if not len(lo):
+        return np.zeros((0, dim), dtype=np.float32)
+    sums = np.asarray(run_membership(lo, hi, len(vectors)) @ vectors, dtype=np.float32)
     return sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-12)
 
 

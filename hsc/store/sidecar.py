@@ -227,10 +227,9 @@ class SideFiles:
         None if there are none or they do not match."""
         owner = f"h{hierarchy_id}"
         try:
-            with np.load(self._name("regions", owner, stamp, ".npz"), allow_pickle=False) as saved:
-                if str(saved["stamp"]) != stamp:
-                    return None
-                arrays = {name: saved[name] for name in saved.files if name != "stamp"}
+            arrays = self._stamped_arrays("regions", owner, stamp)
+            if arrays is None:
+                return None
             vectors = np.load(self._name("regions", owner, stamp, ".npy"), mmap_mode="r").view(np.ndarray)
         except (OSError, ValueError, KeyError):
             return None
@@ -268,12 +267,17 @@ class SideFiles:
     def load_region_terms(self, hierarchy_id: int, stamp: str) -> dict[str, np.ndarray] | None:
         """The region term arrays saved for exactly this stamp; None if there are none."""
         try:
-            with np.load(self._name("region-terms", f"h{hierarchy_id}", stamp, ".npz")) as saved:
-                if str(saved["stamp"]) != stamp:
-                    return None
-                return {name: saved[name] for name in saved.files if name != "stamp"}
+            return self._stamped_arrays("region-terms", f"h{hierarchy_id}", stamp)
         except (OSError, ValueError, KeyError):
             return None
+
+    def _stamped_arrays(self, kind: str, owner: str, stamp: str) -> dict[str, np.ndarray] | None:
+        """The arrays of ``owner``'s ``kind`` file saved at ``stamp`` (None when the file names
+        another); raises what reading it raises, for the caller to treat as no file."""
+        with np.load(self._name(kind, owner, stamp, ".npz"), allow_pickle=False) as saved:
+            if str(saved["stamp"]) != stamp:
+                return None
+            return {name: saved[name] for name in saved.files if name != "stamp"}
 
     def save_region_terms(self, hierarchy_id: int, stamp: str, arrays: dict[str, np.ndarray]) -> bool:
         """Save a hierarchy's region terms made at ``stamp`` (older ones go first); False when the
