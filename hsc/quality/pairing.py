@@ -3,8 +3,8 @@
 Two runs of the same corpus and query draw that differ in how they index (other ``--set``
 values, a fresh database) cannot share a table, but their queries can be paired: this run's
 default system against each system of the earlier run, McNemar's exact test on hit@10 over the
-queries both runs asked (a query is its text and its target's file and lines, so a draw in
-another order or of another size still pairs on what it shares).
+queries both runs asked (a query is its text and its target's place, as hsc.quality.runs keys it,
+so a draw in another order or of another size still pairs on what it shares).
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from hsc.quality.metrics import K, mcnemar, recall_at
+from hsc.quality.runs import ranks_by_target
 from hsc.quality.sweep import DEFAULT_SYSTEMS
-
-QueryKey = tuple[str, str, int, int]
 
 
 def load_run(path: Path) -> dict[str, Any]:
@@ -33,13 +32,10 @@ def load_run(path: Path) -> dict[str, Any]:
     raise ValueError(f"no quality run at {path}: pass a bench quality --out folder or its run/quality.json")
 
 
-def _key(target: dict[str, Any]) -> QueryKey:
-    return (target["query"], target["path"], int(target["start_line"]), int(target["end_line"]))
-
-
-def _ranks_by_query(result: dict[str, Any]) -> dict[str, dict[QueryKey, int | None]]:
-    keys = [_key(target) for target in result["targets"]]
-    return {row["system"]: dict(zip(keys, row["ranks"])) for row in result["systems"] if "ranks" in row}
+def _ranks_by_query(result: dict[str, Any]) -> dict[str, dict[tuple[str, int, str], int | None]]:
+    return {
+        row["system"]: ranks_by_target(result, row["system"]) for row in result["systems"] if "ranks" in row
+    }
 
 
 def against_earlier(result: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:

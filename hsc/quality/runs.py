@@ -96,7 +96,7 @@ def compare_runs(first: dict[str, Any], second: dict[str, Any], system: str | No
             line[f"{key} Δ"] = None if a is None or b is None else round(b - a, 4)
         table.append(line)
     system = system or (shared[0] if shared else None)
-    found_first, found_second = _found(first, system), _found(second, system)
+    found_first, found_second = ranks_by_target(first, system), ranks_by_target(second, system)
     both = [key for key in found_first if key in found_second]
     targets = {target_key(t): t for t in first["targets"]}
     return {
@@ -117,7 +117,7 @@ def compare_runs(first: dict[str, Any], second: dict[str, Any], system: str | No
     }
 
 
-def _found(result: dict[str, Any], system: str | None) -> dict[tuple[str, int, str], int | None]:
+def ranks_by_target(result: dict[str, Any], system: str | None) -> dict[tuple[str, int, str], int | None]:
     """Query key -> the system's rank of its target (None: missed); empty without the system."""
     row = next((r for r in result["systems"] if r["system"] == system), None)
     if row is None:
