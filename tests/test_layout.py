@@ -129,7 +129,7 @@ def test_public_import_paths_still_answer() -> None:
     from hsc.hierarchy import HierarchyPlan, LeafTable, mean_pool, plan_hierarchy
 
     assert Index.__module__ == "hsc.api"
-    assert {Parameters.__module__, Settings.__module__} == {"hsc.params"}
+    assert (Parameters.__module__, Settings.__module__) == ("hsc.params.parameters", "hsc.params.settings")
     assert IndexReport.__module__ == "hsc.index.pipeline"
     assert {NodeView.__module__, QueryResponse.__module__, QueryResult.__module__} == {"hsc.search.results"}
     assert make_embedder.__module__ == "hsc.embed.factory"
