@@ -3,7 +3,9 @@
 The per-language knowledge of the syntax tree lives here, in one place: the
 node types of the grammars in ``tree-sitter-language-pack`` that the cutter
 (``hsc.chunk.cut``) and the facts reader (``hsc.chunk.facts``) both go by. Functions take
-the file's bytes and a node, and hold no state.
+the file's bytes and a node, and hold no state. The node types themselves are tables in
+``hsc.chunk.node_types``, and what the facts reader alone asks (imports, bound names, kinds)
+is in ``hsc.chunk.grammar_facts``; both are imported from here too.
 """
 
 from __future__ import annotations
@@ -11,151 +13,45 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from hsc.chunk.languages import LANGUAGE_TABLES, tables_for
-
-# The languages registered in hsc.chunk.languages keep their tables there, one module each; the node
-# types they add to the shared sets below are ones the other grammars do not have (tests/test_languages.py).
-TABLED = tuple(LANGUAGE_TABLES.values())
-AST_LANGUAGES = frozenset(
-    {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "ruby", "bash"}
-).union(LANGUAGE_TABLES)
-
-# The grammars that read JavaScript: function assignments and the module pattern are theirs.
-SCRIPT_LANGUAGES = ("javascript", "typescript", "tsx")
-SHARED_COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment", "doc_comment"})
-COMMENT_TYPES = SHARED_COMMENT_TYPES.union(*(tables.comments for tables in TABLED))
-# Nodes that hold, as their last child, the comment above the definition after them.
-COMMENT_HOLDERS = frozenset().union(*(tables.comment_holders for tables in TABLED))
-# Nodes that describe the definition right below them when no blank line separates them.
-LEADING_TYPES = COMMENT_TYPES | {"attribute_item", "decorator", "marker_annotation", "annotation"}
-
-# Node types that are definitions wherever they stand in a module or class body.
-DEFINITION_TYPES = frozenset(
-    {
-        # Python, C, C++, bash
-        "function_definition",
-        "class_definition",
-        "decorated_definition",
-        # JavaScript, TypeScript
-        "function_declaration",
-        "generator_function_declaration",
-        "class_declaration",
-        "abstract_class_declaration",
-        "interface_declaration",
-        "type_alias_declaration",
-        "enum_declaration",
-        "method_definition",
-        "internal_module",
-        "class",  # a JS class expression, a Ruby class
-        "module",  # a TS `declare module`, a Ruby module
-        # Go, Java
-        "method_declaration",
-        "type_declaration",
-        "record_declaration",
-        "annotation_type_declaration",
-        "constructor_declaration",
-        "compact_constructor_declaration",
-        # Rust
-        "function_item",
-        "impl_item",
-        "struct_item",
-        "enum_item",
-        "union_item",
-        "trait_item",
-        "mod_item",
-        "macro_definition",
-        # C, C++
-        "struct_specifier",
-        "union_specifier",
-        "enum_specifier",
-        "class_specifier",
-        "namespace_definition",
-        "template_declaration",
-        "linkage_specification",
-        # Ruby
-        "method",
-        "singleton_method",
-        "singleton_class",
-    }
+from hsc.chunk.grammar_facts import (
+    bound_names,
+    go_type_kind,
+    import_names,
+    java_constants,
+    language_node_types,
+    prototype_name,
+    tabled_body,
+    tabled_kind,
+)
+from hsc.chunk.languages import tables_for
+from hsc.chunk.node_types import (
+    ANNOTATION_TYPES,
+    AST_LANGUAGES,
+    BODY_TYPES,
+    COMMENT_HOLDERS,
+    COMMENT_TYPES,
+    CONTAINER_TYPES,
+    DEFINITION_KINDS,
+    DEFINITION_TYPES,
+    DESCEND_SUFFIXES,
+    EXPORT_PREFIXES,
+    FUNCTION_VALUE_TYPES,
+    IDENTIFIER_TYPES,
+    IMPLEMENTATION_TYPES,
+    LEADING_TYPES,
+    LEAF_STATEMENTS,
+    NAME_LEAF_TYPES,
+    SCRIPT_LANGUAGES,
+    SHARED_ANNOTATION_TYPES,
+    SHARED_BODY_TYPES,
+    SHARED_COMMENT_TYPES,
+    SIGNATURE_TYPES,
+    TABLED,
+    TYPE_KINDS,
+    VALUE_WRAPPERS,
+    WRAPPER_TYPES,
 )
 
-# Definitions whose body is a list of members (methods, fields, nested types);
-# when too big they are split into a header piece and one unit per member.
-CONTAINER_TYPES = frozenset(
-    {
-        "class_definition",
-        "class_declaration",
-        "abstract_class_declaration",
-        "class",
-        "interface_declaration",
-        "enum_declaration",
-        "internal_module",
-        "module",
-        "record_declaration",
-        "annotation_type_declaration",
-        "impl_item",
-        "struct_item",
-        "enum_item",
-        "union_item",
-        "trait_item",
-        "mod_item",
-        "struct_specifier",
-        "union_specifier",
-        "enum_specifier",
-        "class_specifier",
-        "namespace_definition",
-        "linkage_specification",
-        "singleton_class",
-        "type_definition",
-        "type_declaration",
-    }
-)
-
-# Nodes that only wrap the definition that matters (decorators, `export`, `template<>`).
-WRAPPER_TYPES = frozenset(
-    {"decorated_definition", "export_statement", "template_declaration", "ambient_declaration"}
-)
-# Values that make `const f = ...` or a class field a definition.
-FUNCTION_VALUE_TYPES = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function", "class"}
-)
-# Statement lists: the children of these are labelled with their own node type.
-SHARED_BODY_TYPES = frozenset(
-    {
-        "block",
-        "statement_block",
-        "compound_statement",
-        "body_statement",
-        "statement_list",
-        "declaration_list",
-        "field_declaration_list",
-        "class_body",
-        "interface_body",
-        "enum_body",
-        "enum_body_declarations",
-        "constructor_body",
-        "switch_body",
-        "switch_block",
-        "match_block",
-        "do_block",
-        "object_type",
-    }
-)
-BODY_TYPES = SHARED_BODY_TYPES.union(*(tables.bodies for tables in TABLED))
-NAME_LEAF_TYPES = frozenset(
-    {
-        "identifier",
-        "field_identifier",
-        "type_identifier",
-        "property_identifier",
-        "primitive_type",
-        "destructor_name",
-        "operator_name",
-        "qualified_identifier",
-        "constant",
-        "word",
-    }
-)
 TEMPLATE_ARGUMENTS = re.compile(r"<[^<>]*>")
 
 
@@ -207,13 +103,6 @@ def wrapped(node: Any) -> Any:
     return None
 
 
-# TypeScript's overload signatures, and the implementations they declare (hsc.chunk.cut, overload_signatures).
-SIGNATURE_TYPES = frozenset({"function_signature", "method_signature"})
-IMPLEMENTATION_TYPES = frozenset(
-    {"function_declaration", "generator_function_declaration", "method_definition"}
-)
-
-
 def overload_name(node: Any, types: frozenset[str]) -> str | None:
     """The name of a function or method ``node`` is, bare or behind ``export``, when its type is one
     of ``types`` (SIGNATURE_TYPES: an overload signature; IMPLEMENTATION_TYPES: a body), else None."""
@@ -225,11 +114,6 @@ def overload_name(node: Any, types: frozenset[str]) -> str | None:
         return None
     name = node.child_by_field_name("name")
     return name.text.decode("utf-8", "replace") if name is not None else None
-
-
-# JavaScript's ways of naming a function by assignment: `Body.setMass = function`, `X.prototype.y =`,
-# `exports.f =`, `module.exports = {...}`. The parts that say where a value lives, not what it is.
-EXPORT_PREFIXES = ("module.exports.", "exports.", "this.")
 
 
 def assigned_name(node: Any) -> str | None:
@@ -457,97 +341,6 @@ def name_text(data: bytes, node: Any) -> str | None:
     return name or None
 
 
-# ------------------------------------------------------- packing and merging
-
-
-# The kind a reader calls each definition node (before "function" becomes "method" inside a type).
-DEFINITION_KINDS = {
-    "function_definition": "function",
-    "function_declaration": "function",
-    "generator_function_declaration": "function",
-    "function_item": "function",
-    "lexical_declaration": "function",
-    "variable_declaration": "function",
-    "method_definition": "method",
-    "method_declaration": "method",
-    "constructor_declaration": "method",
-    "compact_constructor_declaration": "method",
-    "public_field_definition": "method",
-    "assignment_expression": "function",
-    "pair": "function",
-    "object": "object",
-    "field_definition": "method",
-    "method": "function",
-    "singleton_method": "function",
-    "class_definition": "class",
-    "class_declaration": "class",
-    "abstract_class_declaration": "class",
-    "class": "class",
-    "class_specifier": "class",
-    "record_declaration": "class",
-    "interface_declaration": "interface",
-    "annotation_type_declaration": "interface",
-    "trait_item": "trait",
-    "enum_declaration": "enum",
-    "enum_item": "enum",
-    "enum_specifier": "enum",
-    "struct_item": "struct",
-    "union_item": "struct",
-    "struct_specifier": "struct",
-    "union_specifier": "struct",
-    "type_definition": "struct",
-    "type_alias_declaration": "type",
-    "impl_item": "impl",
-    "mod_item": "module",
-    "module": "module",
-    "internal_module": "module",
-    "namespace_definition": "namespace",
-    "macro_definition": "macro",
-}
-# Kinds whose functions are methods.
-TYPE_KINDS = frozenset(
-    {"class", "struct", "interface", "trait", "enum", "impl", "object", "extension", "protocol"}
-)
-# Nodes that may hold definitions below them without being one: blocks of statements, conditionals.
-# Statements that hold expressions only, never a definition: not worth descending into.
-LEAF_STATEMENTS = frozenset(
-    {
-        "expression_statement",
-        "return_statement",
-        "import_statement",
-        "import_from_statement",
-        "assert_statement",
-        "raise_statement",
-        "pass_statement",
-        "break_statement",
-        "continue_statement",
-        "delete_statement",
-        "global_statement",
-        "nonlocal_statement",
-        "throw_statement",
-        "goto_statement",
-    }
-)
-DESCEND_SUFFIXES = ("_statement", "_clause", "block", "body", "_list", "_specification")
-VALUE_WRAPPERS = frozenset({"parenthesized_expression", "as_expression", "satisfies_expression"})
-SHARED_ANNOTATION_TYPES = frozenset({"decorator", "attribute_item", "marker_annotation", "annotation"})
-ANNOTATION_TYPES = SHARED_ANNOTATION_TYPES.union(*(tables.annotations for tables in TABLED))
-IDENTIFIER_TYPES = (
-    "identifier",
-    "type_identifier",
-    "field_identifier",
-    "property_identifier",
-    "shorthand_property_identifier",
-    "constant",
-    "package_identifier",
-    "namespace_identifier",
-)
-
-
-def _text(data: bytes, node: Any) -> str:
-    return data[node.start_byte : node.end_byte].decode("utf-8", "replace")
-
-
 def function_value(value: Any) -> Any:
     """The function a declarator's value is, seen through parentheses and type assertions, or None."""
     while value is not None and value.type in VALUE_WRAPPERS and value.named_child_count:
@@ -555,132 +348,57 @@ def function_value(value: Any) -> Any:
     return value if value is not None and value.type in FUNCTION_VALUE_TYPES else None
 
 
-def go_type_kind(node: Any) -> str:
-    """struct, interface or type: what a Go ``type`` declaration declares."""
-    spec = next((c for c in node.named_children if c.type in ("type_spec", "type_alias")), None)
-    inner = spec.child_by_field_name("type") if spec is not None else None
-    if inner is not None and inner.type == "struct_type":
-        return "struct"
-    if inner is not None and inner.type == "interface_type":
-        return "interface"
-    return "type"
-
-
-def prototype_name(data: bytes, node: Any, language: str) -> str | None:
-    """Name of a C/C++ function declared without a body (``int f(int);``), else None."""
-    if node.type not in ("declaration", "field_declaration") or language not in ("c", "cpp"):
-        return None
-    declarator = node.child_by_field_name("declarator")
-    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
-        declarator = declarator.child_by_field_name("declarator") or next(
-            (c for c in declarator.named_children if c.type.endswith("declarator")), None
-        )
-    if declarator is None or declarator.type != "function_declarator":
-        return None
-    name_node = declarator.child_by_field_name("declarator")
-    if name_node is None:
-        return None
-    return _text(data, name_node).split("::")[-1]
-
-
-def import_names(data: bytes, node: Any, language: str) -> list[str]:
-    """What a module-level statement imports: modules, packages, headers, crates, paths."""
-    tables = tables_for(language)
-    if tables is not None:
-        return tables.import_paths(data, node)
-    node_type = node.type
-    if node_type == "import_statement" and language == "python":
-        return [_text(data, c.child_by_field_name("name") or c) for c in node.children_by_field_name("name")]
-    if node_type == "import_from_statement":
-        module = node.child_by_field_name("module_name")
-        name = _text(data, module) if module is not None else ""
-        return [name] if name and name != "__future__" else []
-    if node_type in ("import_statement", "export_statement"):  # JavaScript, TypeScript
-        source = node.child_by_field_name("source")
-        return [_text(data, source).strip("'\"`")] if source is not None else []
-    if node_type == "import_declaration" and language == "go":
-        specs = [c for c in node.named_children if c.type == "import_spec"]
-        for spec_list in (c for c in node.named_children if c.type == "import_spec_list"):
-            specs += [c for c in spec_list.named_children if c.type == "import_spec"]
-        paths = [spec.child_by_field_name("path") for spec in specs]
-        return [_text(data, path).strip('"`') for path in paths if path is not None]
-    if node_type == "import_declaration":  # Java
-        names = [c for c in node.named_children if c.type in ("scoped_identifier", "identifier")]
-        return [_text(data, names[0])] if names else []
-    if node_type == "use_declaration":
-        argument = node.child_by_field_name("argument")
-        while argument is not None and argument.type in (
-            "scoped_use_list",
-            "use_wildcard",
-            "use_as_clause",
-        ):
-            argument = argument.child_by_field_name("path") or (
-                argument.named_children[0] if argument.named_child_count else None
-            )
-        return [_text(data, argument)] if argument is not None else []
-    if node_type == "extern_crate_declaration":
-        name = node.child_by_field_name("name")
-        return [_text(data, name)] if name is not None else []
-    if node_type == "preproc_include":
-        path = node.child_by_field_name("path")
-        return [_text(data, path).strip('<>"')] if path is not None else []
-    if node_type == "call" and language == "ruby":
-        method = node.child_by_field_name("method")
-        arguments = node.child_by_field_name("arguments")
-        if method is None or arguments is None or _text(data, method) not in ("require", "require_relative"):
-            return []
-        strings = [c for c in arguments.named_children if c.type == "string"]
-        return [_text(data, strings[0]).strip("'\"")] if strings else []
-    return []
-
-
-def bound_names(data: bytes, node: Any) -> list[str]:
-    """Names a module-level statement binds: constants and variables, not functions."""
-    node_type = node.type
-    if node_type == "assignment":  # Python, Ruby
-        left = node.child_by_field_name("left")
-        if left is not None and left.type in ("identifier", "constant"):
-            return [_text(data, left)]
-        return []
-    if node_type in ("lexical_declaration", "variable_declaration"):
-        declarators = [c for c in node.named_children if c.type == "variable_declarator"]
-        names = [d.child_by_field_name("name") for d in declarators]
-        return [_text(data, n) for n in names if n is not None and n.type == "identifier"]
-    if node_type in ("var_declaration", "const_declaration"):  # Go
-        specs = [c for c in node.named_children if c.type in ("var_spec", "const_spec")]
-        for spec_list in (c for c in node.named_children if c.type.endswith("_spec_list")):
-            specs += [c for c in spec_list.named_children if c.type in ("var_spec", "const_spec")]
-        return [_text(data, n) for spec in specs for n in spec.children_by_field_name("name")]
-    if node_type in ("const_item", "static_item", "preproc_def", "preproc_function_def"):
-        name = node.child_by_field_name("name")
-        return [_text(data, name)] if name is not None else []
-    return []
-
-
-def java_constants(data: bytes, node: Any) -> list[str]:
-    """Names of a Java ``static final`` field declaration."""
-    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
-    words = _text(data, modifiers).split() if modifiers is not None else []
-    if "static" not in words or "final" not in words:
-        return []
-    declarators = node.children_by_field_name("declarator")
-    names = [declarator.child_by_field_name("name") for declarator in declarators]
-    return [_text(data, name) for name in names if name is not None]
-
-
-def tabled_kind(data: bytes, node: Any, language: str, kind: str) -> str:
-    """The kind of a definition of a language registered in hsc.chunk.languages, else ``kind``."""
-    tables = tables_for(language)
-    return (tables.kind(data, node) or kind) if tables is not None else kind
-
-
-def tabled_body(node: Any, language: str) -> tuple[bool, Any]:
-    """(True, body) for a definition of a registered language, else (False, None)."""
-    tables = tables_for(language)
-    return (True, tables.body(node)) if tables is not None else (False, None)
-
-
-def language_node_types(language: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(identifier types, definition types) of a registered language, else ((), ())."""
-    tables = tables_for(language)
-    return (tables.identifiers, tuple(tables.kinds)) if tables is not None else ((), ())
+# The names the cutter, the facts reader and the tests import from here.
+__all__ = [
+    "ANNOTATION_TYPES",
+    "AST_LANGUAGES",
+    "BODY_TYPES",
+    "COMMENT_HOLDERS",
+    "COMMENT_TYPES",
+    "CONTAINER_TYPES",
+    "DEFINITION_KINDS",
+    "DEFINITION_TYPES",
+    "DESCEND_SUFFIXES",
+    "EXPORT_PREFIXES",
+    "FUNCTION_VALUE_TYPES",
+    "IDENTIFIER_TYPES",
+    "IMPLEMENTATION_TYPES",
+    "LEADING_TYPES",
+    "LEAF_STATEMENTS",
+    "NAME_LEAF_TYPES",
+    "SCRIPT_LANGUAGES",
+    "SHARED_ANNOTATION_TYPES",
+    "SHARED_BODY_TYPES",
+    "SHARED_COMMENT_TYPES",
+    "SIGNATURE_TYPES",
+    "TABLED",
+    "TEMPLATE_ARGUMENTS",
+    "TYPE_KINDS",
+    "VALUE_WRAPPERS",
+    "WRAPPER_TYPES",
+    "assigned_name",
+    "base_type_name",
+    "bound_names",
+    "container_body",
+    "declarator_name",
+    "definition_name",
+    "describe",
+    "documents_assignment",
+    "first_named_index",
+    "function_value",
+    "go_package_scope",
+    "go_type_kind",
+    "holds_functions",
+    "iife_body",
+    "import_names",
+    "is_definition",
+    "is_docstring",
+    "java_constants",
+    "language_node_types",
+    "name_text",
+    "overload_name",
+    "prototype_name",
+    "tabled_body",
+    "tabled_kind",
+    "wrapped",
+]
