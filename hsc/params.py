@@ -80,7 +80,7 @@ REGION_DEFINITIONS = ("outermost", "all")
 # names (an outline: its scope's, its methods' and attributes' names) or both.
 REGION_LEXICAL = ("off", "text+names", "names", "text")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
-SCOPE_NAMES = ("path", "language", "module")
+SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.
 ATTRIBUTE_DOCSTRINGS = ("joined", "seed")
 # Where TypeScript's overload signatures go: with the implementation they declare, or units of their own.
@@ -219,9 +219,7 @@ class Parameters:
         "path",
         "'path': a scope is the file's dotted path, then the definitions' names; 'language': Go names "
         "the package of the `package` clause in place of the file (mux.Route.Match), Rust names a "
-        "method's trait after its type (Date.Display.fmt of `impl Display for Date`); 'module': a Rust "
-        "file is named by its module path, without `src` and a last `lib`, `main` or `mod` "
-        "(itertools.adaptors.interleave), nothing else changed.",
+        "method's trait after its type (Date.Display.fmt of `impl Display for Date`).",
         "chunk",
         choices=SCOPE_NAMES,
     )

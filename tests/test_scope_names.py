@@ -94,33 +94,9 @@ def test_rust_trait_methods_name_their_trait_with_language_names() -> None:
     assert "src.date.Date.fmt" not in definitions
 
 
-@pytest.mark.parametrize(
-    ("path", "module_scope"),
-    [
-        ("chrono/src/date.rs", "chrono.date"),
-        ("chrono/src/lib.rs", "chrono"),
-        ("chrono/src/format/mod.rs", "chrono.format"),
-        ("src/main.rs", "src.main"),  # a repository's own crate root: nothing else would be left
-    ],
-)
-def test_rust_files_are_named_by_their_module_path_with_module_names(path: str, module_scope: str) -> None:
-    path_scope = path.removesuffix(".rs").replace("/", ".")
-    leaves, definitions = cut(RUST, path, "rust", "path")
-    assert f"{path_scope}.Date.year" in definitions and f"{path_scope}.Date.fmt" in leaves
-    leaves, definitions = cut(RUST, path, "rust", "module")
-    # The leaves and the facts alike; the trait stays out (that is "language").
-    assert definitions[f"{module_scope}.Date.year"].signature == "pub fn year(&self) -> i32"
-    assert f"{module_scope}.Date.fmt" in leaves
-    assert all(scope == module_scope or scope.startswith(f"{module_scope}.") for scope in leaves)
-    assert not any(".src." in scope or scope.endswith((".lib", ".mod")) for scope in definitions)
-    # Other languages are cut as with "path".
-    assert cut(GO, "mux/route.go", "go", "module") == cut(GO, "mux/route.go", "go", "path")
-
-
 def test_scope_names_are_part_of_the_chunk_key() -> None:
     assert Parameters().chunk_key() == Parameters(scope_names="path").chunk_key()
     assert "scopes=language" in Parameters(scope_names="language").chunk_key()
-    assert "scopes=module" in Parameters(scope_names="module").chunk_key()
 
 
 def test_the_leaf_survey_reads_each_language_of_a_folder(tmp_path) -> None:

@@ -267,23 +267,6 @@ def go_package_scope(data: bytes, root: Any, path_scope: str) -> str:
     return ".".join(folders if folders and folders[-1] == package else [*folders, package])
 
 
-# Rust file names that say nothing of the module: the crate root and a folder's own module file.
-RUST_MODULE_FILES = frozenset({"lib", "main", "mod"})
-
-
-def rust_module_scope(path_scope: str) -> str:
-    """A Rust file's scope named as its module path is (scope_names 'module'): the file's dotted
-    path without the ``src`` folder a crate keeps its sources in and without a last ``lib``,
-    ``main`` or ``mod`` (``itertools.src.adaptors.mod`` -> ``itertools.adaptors``); the path
-    itself when nothing would be left (``src/lib.rs`` at a repository's root)."""
-    parts = path_scope.split(".")
-    folders, last = parts[:-1], parts[-1]
-    names = [part for part in folders if part != "src"]
-    if last not in RUST_MODULE_FILES:
-        names.append(last)
-    return ".".join(names) or path_scope
-
-
 def iife_body(node: Any) -> Any:
     """The statements of ``(function () { ... })()`` or ``(() => { ... })()`` standing as an
     expression statement (the module pattern), or None."""

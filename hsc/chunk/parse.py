@@ -19,7 +19,7 @@ from tree_sitter_language_pack import get_parser
 from hsc.chunk.components import COMPONENT_LANGUAGES, parse_scripts, script_language, script_parts
 from hsc.chunk.cut import SyntaxCutter
 from hsc.chunk.facts import FactReader
-from hsc.chunk.grammar import AST_LANGUAGES, go_package_scope, rust_module_scope
+from hsc.chunk.grammar import AST_LANGUAGES, go_package_scope
 from hsc.chunk.prose import ProseCutter
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition, ImportBinding, Leaf, LeafFacts
@@ -120,8 +120,6 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     scope = module_name(rel_path)
     if language == "go" and params.scope_names == "language":
         scope = go_package_scope(data, root, scope)
-    if language == "rust" and params.scope_names == "module":
-        scope = rust_module_scope(scope)
     if root.child_count:
         pieces = cutter.container_pieces(root.children, 0, len(data), scope, ())
     else:
