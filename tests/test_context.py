@@ -418,7 +418,7 @@ def test_a_database_from_before_the_bindings_opens_and_is_read_again(tmp_path, e
     conn = sqlite3.connect(database)
     conn.executescript(
         "DROP TABLE import_bindings; ALTER TABLE leaf_facts DROP COLUMN refs;"
-        "UPDATE files SET chunk_key = replace(chunk_key, 'facts=4', 'facts=1');"
+        "UPDATE files SET chunk_key = replace(chunk_key, 'facts=5', 'facts=1');"
     )
     conn.close()
     with Index.open(database, embedder=embedder) as index:  # opening adds what is missing

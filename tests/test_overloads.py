@@ -36,6 +36,7 @@ export function last<T>(predicate?: (value: T) => boolean): OperatorFunction<T, 
 }
 
 export abstract class Scheduler {
+  /** Schedules a unit of work to run later. */
   schedule(work: () => void): Subscription;
   schedule(work: () => void, delay: number): Subscription;
   schedule(work: () => void, delay = 0): Subscription {
@@ -53,16 +54,20 @@ export interface Clock {
 """
 
 
-def leaves(option: str, maximum: int = 256) -> list:
+def cut(option: str, maximum: int = 256):
     params = Parameters(
         minimum_chunk_token_length=0,
         leaf_minimums="",
         maximum_chunk_token_length=maximum,
         overload_signatures=option,
     )
-    cut = cut_file(OPERATOR, "operators/map.ts", "typescript", params, COUNTER)
-    assert_covers(OPERATOR, cut.leaves)
-    return cut.leaves
+    made = cut_file(OPERATOR, "operators/map.ts", "typescript", params, COUNTER)
+    assert_covers(OPERATOR, made.leaves)
+    return made
+
+
+def leaves(option: str, maximum: int = 256) -> list:
+    return cut(option, maximum).leaves
 
 
 def line(text: str) -> int:
@@ -126,3 +131,20 @@ def test_the_option_is_part_of_the_chunk_key_and_leaves_other_languages_alone():
     assert [(leaf.start_line, leaf.scope) for leaf in cuts[0]] == [
         (leaf.start_line, leaf.scope) for leaf in cuts[1]
     ]
+
+
+def test_joined_gives_the_implementation_the_doc_above_its_first_signature():
+    docs = {option: {d.scope: d for d in cut(option).definitions} for option in ("joined", "seed")}
+    joined, seed = docs["joined"], docs["seed"]
+    # The implementation's lines are its own either way; only its doc comes from above the signatures.
+    assert (
+        joined["operators.map.map"].start_line
+        == seed["operators.map.map"].start_line
+        == line("export function map<T, R>(project: (value: T, index: number) => R, thisArg")
+    )
+    applies = "Applies a given project function to each value and emits the results."
+    assert joined["operators.map.map"].doc == applies
+    assert joined["operators.map.Scheduler.schedule"].doc == "Schedules a unit of work to run later."
+    assert seed["operators.map.map"].doc == seed["operators.map.Scheduler.schedule"].doc == ""
+    # No signature of its name above it, no borrowed doc: `last` follows `first`'s signature.
+    assert joined["operators.map.last"].doc == ""

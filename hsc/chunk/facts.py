@@ -30,9 +30,11 @@ from hsc.chunk.grammar import (
     DEFINITION_TYPES,
     DESCEND_SUFFIXES,
     IDENTIFIER_TYPES,
+    IMPLEMENTATION_TYPES,
     LEADING_TYPES,
     LEAF_STATEMENTS,
     SCRIPT_LANGUAGES,
+    SIGNATURE_TYPES,
     TYPE_KINDS,
     WRAPPER_TYPES,
     bound_names,
@@ -47,6 +49,7 @@ from hsc.chunk.grammar import (
     is_docstring,
     java_constants,
     language_node_types,
+    overload_name,
     prototype_name,
     tabled_body,
     tabled_kind,
@@ -105,9 +108,13 @@ def names_query(language: str) -> Query | None:
 class FactReader:
     """Reads one parsed file's definitions and per-leaf facts."""
 
-    def __init__(self, data: bytes, language: str, module_scope: str, traits: bool = False) -> None:
+    def __init__(
+        self, data: bytes, language: str, module_scope: str, traits: bool = False, overloads: bool = False
+    ) -> None:
         self.data = data
         self.traits = traits  # scope_names "language": a Rust impl names its trait too
+        # overload_signatures "joined" (TypeScript): the doc above the first signature is the function's
+        self.overloads = overloads
         self.language = language
         self.module_scope = module_scope
         self.definitions: list[Definition] = []
@@ -208,6 +215,8 @@ class FactReader:
         qualified = f"{scope}.{name}" if scope else name
         short_name = name.rsplit(".", 1)[-1]
         doc = self.docstring(body) or self.comment_above(outer)
+        if not doc and self.overloads:
+            doc = self.overload_doc(outer)
         self.definitions.append(
             Definition(
                 kind,
@@ -349,6 +358,21 @@ class FactReader:
             previous = previous.prev_sibling
         lines = [text for comment in reversed(comments) for text in comment_lines(self.text(comment))]
         return doc_sentence(lines)
+
+    def overload_doc(self, node: Any) -> str:
+        """The doc comment above the first of the overload signatures right above the implementation
+        ``node`` (TypeScript documents an overloaded function there as often as above its body);
+        "" when ``node`` is no implementation or has no signature above it."""
+        name = overload_name(node, IMPLEMENTATION_TYPES)
+        first = None
+        previous = node.prev_sibling
+        while name is not None and previous is not None:
+            if overload_name(previous, SIGNATURE_TYPES) == name:
+                first = previous
+            elif previous.is_named and previous.type not in COMMENT_TYPES:
+                break  # a class body's `;` after a method signature is passed over
+            previous = previous.prev_sibling
+        return self.comment_above(first) if first is not None else ""
 
     def overview(self, root: Any) -> Definition | None:
         """The file's own description: a module docstring, or a comment block at

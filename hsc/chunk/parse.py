@@ -125,7 +125,7 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     else:
         pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
-    reader = FactReader(data, language, scope, cutter.traits)
+    reader = FactReader(data, language, scope, cutter.traits, cutter.overloads)
     definitions, facts = reader.read(root, leaves)
     return Cut(leaves, definitions, facts, _syntax_error_lines(root), reader.bindings)
 

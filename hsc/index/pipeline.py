@@ -103,10 +103,11 @@ class IndexReport:
 
 def ingestion_key(params: Parameters, settings: Settings) -> str:
     """Everything that decides a file's leaves; a file is re-cut when it changes (facts=4: JavaScript
-    functions given by assignment are definitions)."""
+    functions given by assignment are definitions; 5: a TypeScript function's doc above its first
+    overload signature is its doc)."""
     return (
         f"{params.chunk_key()};tok={settings.tokenizer};"
-        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=4;data=1"
+        f"maxbytes={settings.max_file_bytes};maxline={settings.max_line_length};facts=5;data=1"
     )
 
 
