@@ -443,6 +443,23 @@ class Parameters:
         "query",
         minimum=0,
     )
+    context_module_rule: str = _p(
+        "top-hits",
+        "Context pack: what tells a module question (context_file_outline_tokens): 'top-hits' (at least "
+        "3 of the top 5 hits in the best hit's file), 'file-margin' (the file ranking's best file scores "
+        "context_module_margin above the second) or 'region-first' (the region list's first answer is a "
+        "file); the last two read the file ranking the query makes (hsc.search.module_rule).",
+        "query",
+        choices=("top-hits", "file-margin", "region-first"),
+    )
+    context_module_margin: float = _p(
+        0.05,
+        "Context pack: with context_module_rule 'file-margin', how far the best file must score above "
+        "the second.",
+        "query",
+        minimum=0.0,
+        maximum=1.0,
+    )
 
     # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with
     # `bench quality --query-kind class|module|docstring --regions` (docs/hierarchy.md).

@@ -118,7 +118,8 @@ def test_a_class_outline_names_the_method_that_brought_it(index) -> None:
 
 
 def test_a_module_question_keeps_room_for_its_file_outline_when_asked(index) -> None:
-    from hsc.search.assemble import Hit, module_question, top_level
+    from hsc.search.assemble import Hit, top_level
+    from hsc.search.module_rule import module_question
 
     (inventory,) = [r for r in index.repositories() if r["root"].endswith("inventory_py")]
     repository_id = int(inventory["id"])
@@ -142,4 +143,4 @@ def test_a_module_question_keeps_room_for_its_file_outline_when_asked(index) -> 
         assert all(s.end_line < outline.start_line or s.start_line > outline.end_line for s in others)
     # The rule: 3 of the top 5 hits in the best hit's file.
     hits = [Hit(i, path, 1, 2, 1.0, i) for i, path in enumerate(["a.py", "b.py", "a.py", "c.py", "a.py"], 1)]
-    assert module_question(hits) == "a.py" and module_question(hits[:4]) is None
+    assert module_question(hits).path == "a.py" and module_question(hits[:4]) is None
