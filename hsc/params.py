@@ -435,29 +435,34 @@ class Parameters:
     )
     context_file_outline_tokens: int = _p(
         0,
-        "Context pack: a module question (at least 3 of the top 5 hits in the best hit's file) keeps "
-        "this many tokens for that file's outline, the signature and first doc sentence of each top-level "
-        "definition the pack does not show otherwise (0 = never, as before). Stdlib at 2,048 tokens, 150: "
-        "module questions' file definitions shown +0.050 at no cost, but the rule also fires on 58 % of "
-        "function questions, whose hits fell 0.010; so off (docs/context.md).",
+        "Context pack: a module question (context_module_rule) keeps this many tokens for that file's "
+        "outline, the signature and first doc sentence of each top-level definition the pack does not "
+        "show otherwise (0 = never, as before). Stdlib, 150 with the file-over-leaf rule: module "
+        "questions' file definitions shown +0.092 / +0.077 / +0.071 at 1,024 / 2,048 / 4,096 tokens, "
+        "but class questions' share of the class shown -0.011 at 1,024 (significant); so off "
+        "(docs/context.md).",
         "query",
         minimum=0,
     )
     context_module_rule: str = _p(
-        "top-hits",
-        "Context pack: what tells a module question (context_file_outline_tokens): 'top-hits' (at least "
-        "3 of the top 5 hits in the best hit's file), 'file-margin' (the file ranking's best file scores "
-        "context_module_margin above the second) or 'region-first' (the region list's first answer is a "
-        "file); the last two read the file ranking the query makes (hsc.search.module_rule).",
+        "file-over-leaf",
+        "Context pack: what tells a module question (context_file_outline_tokens): 'file-over-leaf' (the "
+        "file ranking's best file scores at least context_module_margin above its own best hit: its "
+        "pooled vector fits better than its leaves), 'top-hits' (at least 3 of the top 5 hits in the "
+        "best hit's file; the first rule), 'file-margin' (the best file scores context_module_margin "
+        "above the second) or 'region-first' (the region list's best file outranks its best definition "
+        "by context_module_margin). Stdlib, file-over-leaf -0.04: fires on 45 % of module questions, "
+        "13 % of function and 29 % of class questions (top-hits: 34 / 58 / 58 %).",
         "query",
-        choices=("top-hits", "file-margin", "region-first"),
+        choices=("file-over-leaf", "top-hits", "file-margin", "region-first"),
     )
     context_module_margin: float = _p(
-        0.05,
-        "Context pack: with context_module_rule 'file-margin', how far the best file must score above "
-        "the second.",
+        -0.04,
+        "Context pack: the threshold of context_module_rule's score (file-over-leaf: the best file's "
+        "score less its best hit's; file-margin: less the second file's; region-first: less the best "
+        "definition's).",
         "query",
-        minimum=0.0,
+        minimum=-1.0,
         maximum=1.0,
     )
 

@@ -90,8 +90,8 @@ class PackPolicy:
     # never (hsc.params context_file_outline_tokens), told by this rule (context_module_rule) with this
     # margin (context_module_margin).
     file_outline_tokens: int = 0
-    module_rule: str = "top-hits"
-    module_margin: float = 0.0
+    module_rule: str = "file-over-leaf"
+    module_margin: float = -0.04
 
 
 def top_level(definitions: list[Definition]) -> list[Definition]:
