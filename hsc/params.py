@@ -434,13 +434,12 @@ class Parameters:
         minimum=0,
     )
     context_file_outline_tokens: int = _p(
-        0,
+        100,
         "Context pack: a module question (context_module_rule) keeps this many tokens for that file's "
         "outline, the signature and first doc sentence of each top-level definition the pack does not "
-        "show otherwise (0 = never, as before). Stdlib, 150 with the file-over-leaf rule: module "
-        "questions' file definitions shown +0.092 / +0.077 / +0.071 at 1,024 / 2,048 / 4,096 tokens, "
-        "but class questions' share of the class shown -0.011 at 1,024 (significant); so off "
-        "(docs/context.md).",
+        "show otherwise (0 = never, as before). Stdlib, paired against 0: module questions' file "
+        "definitions shown +0.094 / +0.070 / +0.068 at 1,024 / 2,048 / 4,096 tokens, no significant "
+        "loss of function or class questions' hits (docs/context.md).",
         "query",
         minimum=0,
     )

@@ -19,13 +19,15 @@ from hsc.search.module_rule import MODULE_TOP, file_lead, file_margin, file_over
 from hsc.search.region_terms import build_region_terms, region_lexical
 from hsc.search.regions import DEFINITION, FILE, Region, answer_regions, build_regions
 
-# The outline variants packed beside the run's own pack: (rule, margin, tokens).
+# The outline variants packed beside the run's own pack (at the defaults: file-over-leaf -0.04, 100
+# tokens): (rule, margin, tokens).
 FILE_OUTLINE_VARIANTS: tuple[tuple[str, float, int], ...] = (
     ("top-hits", 0.0, 150),
     ("region-first", 0.0, 150),
     ("file-over-leaf", -0.05, 150),
     ("file-over-leaf", -0.04, 150),
     ("file-over-leaf", -0.03, 150),
+    ("file-over-leaf", -0.04, 75),
 )
 FILE_OUTLINE = "context pack, file outline"
 NO_OUTLINE = "context pack, no file outline"

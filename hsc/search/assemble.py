@@ -304,7 +304,7 @@ def assemble_pack(
             placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
         if not placed:  # the whole is longer than outline_tokens, or than the room left
             whole = sum(piece[3] for piece in pieces)
-            allowed = min(room, policy.outline_tokens, budget - filling.used)
+            allowed = min(room, policy.outline_tokens, filling.budget - filling.used)  # less any outline kept
             reason = (
                 f"outline of {definition.kind} {definition.scope} ({whole:,} tokens whole, {allowed:,} "
                 f"allowed): {dependency.via}"
