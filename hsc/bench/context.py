@@ -23,10 +23,8 @@ from hsc.bench.context_modules import (
     FILE_OUTLINE_VARIANTS,
     NO_OUTLINE,
     FileRankings,
-    fires,
+    module_figures,
     rank_files_per_query,
-    rule_rates,
-    signals,
     variant_name,
 )
 from hsc.chunk.tokens import get_counter
@@ -364,7 +362,12 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         if name.startswith(FILE_OUTLINE) or (name == PACK and base == NO_OUTLINE)
         for budget in budgets
     }
-    module = module_figures(bench, params)
+    module = module_figures(
+        [t.path for t in bench.prepared.targets],
+        lambda q: bench.hits("hybrid", q),
+        bench.ranked,
+        policy_of(params),
+    )
     return {
         "table": table,
         "intervals": intervals,
@@ -381,26 +384,6 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         "per_query": per_query_scores(
             [query_id(t.path, t.start_line, t.query) for t in bench.prepared.targets], per
         ),
-    }
-
-
-def module_figures(bench: Bench, params: Parameters) -> dict[str, Any]:
-    """How often the run's module rule fires, every rule's firing rate at each threshold tried and
-    its right-file share, and each query's signals (what the rules read)."""
-    targets = bench.prepared.targets
-    policy = policy_of(params)
-    per_query, fired = [], []
-    for query in range(len(targets)):
-        hits = bench.hits("hybrid", query)
-        files = bench.ranked.files[query] if bench.ranked else []
-        regions = bench.ranked.regions[query] if bench.ranked else []
-        pooled = bench.ranked.pooled_over_leaf[query] if bench.ranked else 0.0
-        per_query.append(signals(hits, files, regions, pooled))
-        fired.append(fires(policy, hits, files, regions))
-    return {
-        "module_rule_fires": round(sum(fired) / max(len(fired), 1), 3),
-        "module_rules": rule_rates(per_query, [t.path for t in targets]),
-        "module_signals": per_query,
     }
 
 
@@ -531,7 +514,7 @@ def format_context(result: dict[str, Any]) -> str:
     for budget, intervals in result["intervals"].items():
         lines.append(f"pack - shipped leaves @{budget}: {_intervals_text(intervals)}")
     for name, intervals in result.get("file_outline_intervals", {}).items():
-        lines.append(f"{name} - pack: {_intervals_text(intervals)}")
+        lines.append(f"{name} - the pack without a file outline: {_intervals_text(intervals)}")
     if "module_rule_fires" in result:
         lines.append(f"module questions by the rule: {result['module_rule_fires']:.3f} of the queries")
     for name, rates in result.get("module_rules", {}).items():

@@ -9,6 +9,7 @@ handed to every pack that reads them, as ``Index.context`` does.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -147,5 +148,22 @@ def rule_rates(per_query: list[dict[str, Any]], targets: list[str]) -> dict[str,
     return out
 
 
-def fires(policy: Any, hits: list[Any], files: list[Region], regions: list[Region]) -> bool:
-    return module_question(hits, policy.module_rule, files, regions, policy.module_margin) is not None
+def module_figures(
+    targets: list[str], hits_of: Callable[[int], list[Any]], ranked: FileRankings | None, policy: Any
+) -> dict[str, Any]:
+    """How often the run's module rule (``policy``, a PackPolicy) fires on the hybrid hits
+    (``hits_of(query)``), every rule's firing rate at each threshold tried and its right-file share
+    (``targets``: each query's target file), and each query's signals (what the rules read)."""
+    per_query, fired = [], []
+    for query in range(len(targets)):
+        hits = hits_of(query)
+        files = ranked.files[query] if ranked else []
+        regions = ranked.regions[query] if ranked else []
+        per_query.append(signals(hits, files, regions, ranked.pooled_over_leaf[query] if ranked else 0.0))
+        told = module_question(hits, policy.module_rule, files, regions, policy.module_margin)
+        fired.append(told is not None)
+    return {
+        "module_rule_fires": round(sum(fired) / max(len(fired), 1), 3),
+        "module_rules": rule_rates(per_query, targets),
+        "module_signals": per_query,
+    }
