@@ -131,3 +131,26 @@ def test_each_rule_reads_its_own_threshold() -> None:
         module_question(hits, "nearest", files, regions)
     choices = Parameters.__dataclass_fields__["context_module_rule"].metadata["choices"]
     assert set(MODULE_RULES) == set(choices)
+
+
+def test_the_benchmark_reports_each_rule_from_the_signals_its_packs_read(tmp_path) -> None:
+    from hsc.bench.context import bench_context
+    from hsc.bench.context_modules import NO_OUTLINE
+
+    run = bench_context(("json",), out=tmp_path, report=lambda _: None, query_kind="module")
+    signals, rules = run["module_signals"], run["module_rules"]
+    assert len(signals) == run["corpus"]["queries"] > 0
+    # The run's own rule (file-over-leaf -0.04) fires as often as its signal says it does.
+    margin = DEFAULTS.context_module_margin
+    fired = [s["file_over_leaf"] is not None and s["file_over_leaf"] >= margin for s in signals]
+    assert (
+        run["module_rule_fires"]
+        == rules["file-over-leaf -0.04"]["fires"]
+        == round(sum(fired) / len(fired), 3)
+    )
+    # The shipped pack is measured against the pack without an outline, on the file's definitions.
+    assert NO_OUTLINE in run["per_query"]["systems"]
+    paired = run["file_outline_intervals"]["context pack (hybrid) @2048"]
+    assert set(paired) == {"names", "target", "hit", "full"}
+    # json/__init__.py's question fires it (json/tool.py's does not); the packs show more of the files.
+    assert any(fired) and paired["names"]["difference"] > 0
