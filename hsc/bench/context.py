@@ -97,7 +97,7 @@ class Bench:
                 units.paths[row],
                 int(units.start_lines[row]),
                 int(units.end_lines[row]),
-                scored.get(row, 1.0 / rank) if scored else 1.0 / rank,
+                scored.get(row, 1.0 / rank),
                 rank,
                 int(table.token_counts[row]),
             )
@@ -299,6 +299,7 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
         ),
         "windows 256/64": fill_in_order(text, "windows", budget, window_pieces, source, counter),
         **enclosing,
+        # The flat ranking has no file ranking of its own here: its module rule never fires.
         "context pack (flat)": assemble_pack(text, "flat", budget, flat, source, counter, policy),
         PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy, *ranked),
         "ceiling (perfect ranking)": assemble_pack(

@@ -13,8 +13,8 @@ from typing import Protocol
 
 # The rules, as hsc.params lists them: where the top hits lie (the first one tried), the file
 # ranking's best file by a margin over the second, the region list putting a file first (by a
-# margin over its best definition), the best file scoring above its own best hit (its pooled vector
-# fits the question better than any one of its leaves).
+# margin over its best definition), the best file scoring within a margin of its own best hit (its
+# pooled vector fits the question nearly as well as its best leaf; the shipped rule).
 MODULE_RULES = ("top-hits", "file-margin", "region-first", "file-over-leaf")
 # "top-hits": a question is about a module when this many of its top MODULE_TOP hits lie in the
 # best hit's file.
