@@ -24,6 +24,8 @@ from hsc.bench.context_modules import (
     NO_OUTLINE,
     FileRankings,
     module_figures,
+    names_shown,
+    outline_intervals,
     rank_files_per_query,
     variant_name,
 )
@@ -52,7 +54,6 @@ from hsc.search.assemble import (
     assemble_pack,
     fill_in_order,
     leaves_in_rank_order,
-    top_level,
 )
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource, policy_of
@@ -239,17 +240,6 @@ def with_enclosing(bench: Bench, hits: list[Hit]) -> list[Piece]:
 ENCLOSING_TOKENS = (0, 400, 800)
 
 
-def names_shown(pack: ContextPack, path: str, source: StoreSource) -> float:
-    """The share of ``path``'s top-level definitions the pack shows, whole, in part or as an outline
-    (what a module question asks: what the file holds)."""
-    definitions = top_level(source.definitions(path))
-    if not definitions:
-        return 0.0
-    spans = [(s.start_line, s.end_line) for s in pack.spans if s.path == path]
-    shown = sum(1 for d in definitions if any(a <= d.end_line and b >= d.start_line for a, b in spans))
-    return shown / len(definitions)
-
-
 def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict[str, ContextPack]:
     counter = get_counter()
     text = bench.prepared.targets[query].query
@@ -348,21 +338,7 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         if name.startswith("context pack, enclosing")
         for budget in budgets
     }
-    # Each file-outline variant against the pack without one (the run's own when it has none): the
-    # file's definitions shown (names), the share of the target shown, the hit; and how often each
-    # rule calls a question a module question (on the hybrid ranking).
-    base = NO_OUTLINE if NO_OUTLINE in per else PACK
-    outline = {
-        f"{name} @{budget}": {
-            metric: paired_interval(
-                [float(s[metric]) for s in per[name][budget]], [float(s[metric]) for s in per[base][budget]]
-            )
-            for metric in ("names", "target", "hit", "full")
-        }
-        for name in per
-        if name.startswith(FILE_OUTLINE) or (name == PACK and base == NO_OUTLINE)
-        for budget in budgets
-    }
+    outline = outline_intervals(per, budgets, PACK)
     module = module_figures(
         [t.path for t in bench.prepared.targets],
         lambda q: bench.hits("hybrid", q),

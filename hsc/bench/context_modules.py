@@ -15,7 +15,11 @@ from typing import Any
 import numpy as np
 
 from hsc.quality.catalog import Prepared
+from hsc.quality.context_metrics import paired_interval
 from hsc.quality.systems import TwoStage
+from hsc.search.assemble import top_level
+from hsc.search.context import ContextPack
+from hsc.search.contexts import StoreSource
 from hsc.search.module_rule import MODULE_TOP, file_lead, file_margin, file_over_leaf, module_question
 from hsc.search.region_terms import build_region_terms, region_lexical
 from hsc.search.regions import DEFINITION, FILE, Region, answer_regions, build_regions
@@ -38,6 +42,37 @@ MARGINS = (0.01, 0.02, 0.03, 0.04, 0.06, 0.08, 0.12)
 POOLED_OVER_LEAF = (-0.15, -0.10, -0.05, 0.0)
 LEADS = (-0.02, -0.01, 0.0, 0.01, 0.02, 0.04)
 OVER_LEAF = (-0.08, -0.06, -0.05, -0.04, -0.03, -0.02, 0.0)
+
+
+def names_shown(pack: ContextPack, path: str, source: StoreSource) -> float:
+    """The share of ``path``'s top-level definitions the pack shows, whole, in part or as an outline
+    (what a module question asks: what the file holds)."""
+    definitions = top_level(source.definitions(path))
+    if not definitions:
+        return 0.0
+    spans = [(s.start_line, s.end_line) for s in pack.spans if s.path == path]
+    shown = sum(1 for d in definitions if any(a <= d.end_line and b >= d.start_line for a, b in spans))
+    return shown / len(definitions)
+
+
+def outline_intervals(
+    per: dict[str, dict[int, list[dict[str, Any]]]], budgets: tuple[int, ...], pack: str
+) -> dict[str, Any]:
+    """Each file-outline variant (and the run's own ``pack`` when it has an outline) against the pack
+    without one (``pack`` itself when it has none), per budget: the file's definitions shown
+    (names), the share of the target shown, the hit and the full context, paired by query."""
+    base = NO_OUTLINE if NO_OUTLINE in per else pack
+    return {
+        f"{name} @{budget}": {
+            metric: paired_interval(
+                [float(s[metric]) for s in per[name][budget]], [float(s[metric]) for s in per[base][budget]]
+            )
+            for metric in ("names", "target", "hit", "full")
+        }
+        for name in per
+        if name.startswith(FILE_OUTLINE) or (name == pack and base == NO_OUTLINE)
+        for budget in budgets
+    }
 
 
 def variant_name(rule: str, margin: float, tokens: int) -> str:
