@@ -85,7 +85,8 @@ def test_an_outline_stands_in_only_for_what_does_not_fit_and_names_its_hit(index
                 int(m) for s in pack.spans if s.role == "hit" for m in re.findall(r"rank (\d+)", s.reason)
             }
             for span in pack.spans:
-                if span.role != "outline":
+                # A module question's file outline is no stand-in (tests/test_module_rule.py).
+                if span.role != "outline" or "a module question" in span.reason:
                     continue
                 outlines += 1
                 found = OUTLINE.search(span.reason)
@@ -118,12 +119,13 @@ def test_a_class_outline_names_the_method_that_brought_it(index) -> None:
 
 
 def test_a_module_question_keeps_room_for_its_file_outline_when_asked(index) -> None:
-    from hsc.search.assemble import Hit, module_question, top_level
+    from hsc.search.assemble import Hit, top_level
+    from hsc.search.module_rule import module_question
 
     (inventory,) = [r for r in index.repositories() if r["root"].endswith("inventory_py")]
     repository_id = int(inventory["id"])
     query = "price calculations: discounts, tax, bulk tiers and currency handling"  # pricing.py's doc
-    before = index.context(query, 2048, repository_id=repository_id)
+    before = index.context(query, 2048, repository_id=repository_id, context_file_outline_tokens=0)
     after = index.context(query, 2048, repository_id=repository_id, context_file_outline_tokens=300)
     assert not [s for s in before.spans if "a module question" in s.reason]
     outlines = [s for s in after.spans if "a module question" in s.reason]
@@ -140,6 +142,6 @@ def test_a_module_question_keeps_room_for_its_file_outline_when_asked(index) -> 
         assert (outline.start_line, outline.end_line) in definitions
         others = [s for s in after.spans if s is not outline and s.path == outline.path]
         assert all(s.end_line < outline.start_line or s.start_line > outline.end_line for s in others)
-    # The rule: 3 of the top 5 hits in the best hit's file.
+    # The first rule (context_module_rule top-hits): 3 of the top 5 hits in the best hit's file.
     hits = [Hit(i, path, 1, 2, 1.0, i) for i, path in enumerate(["a.py", "b.py", "a.py", "c.py", "a.py"], 1)]
-    assert module_question(hits) == "a.py" and module_question(hits[:4]) is None
+    assert module_question(hits).path == "a.py" and module_question(hits[:4]) is None

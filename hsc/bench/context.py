@@ -18,6 +18,17 @@ from typing import Any
 
 import numpy as np
 
+from hsc.bench.context_modules import (
+    FILE_OUTLINE,
+    FILE_OUTLINE_VARIANTS,
+    NO_OUTLINE,
+    FileRankings,
+    module_figures,
+    names_shown,
+    outline_intervals,
+    rank_files_per_query,
+    variant_name,
+)
 from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder
 from hsc.hierarchy.groups import plan_hierarchy
@@ -43,8 +54,6 @@ from hsc.search.assemble import (
     assemble_pack,
     fill_in_order,
     leaves_in_rank_order,
-    module_question,
-    top_level,
 )
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource, policy_of
@@ -75,17 +84,21 @@ class Bench:
     group_rows: list[tuple[int, int]]
     # Also the packs with their enclosing definitions (docs/hierarchy.md): asked for, or class questions.
     enclosing: bool = False
+    # The hybrid ranking's files and regions per query, as the query gives them to Index.context.
+    ranked: FileRankings | None = None
 
     def hits(self, ranking: str, query: int) -> list[Hit]:
         table = self.prepared.corpus.table
         units = self.units[ranking]
+        # The hybrid's hits carry the scores the file ranking drew on (a module rule compares them).
+        scored = self.ranked.scores[query] if self.ranked and ranking == "hybrid" else {}
         return [
             Hit(
                 int(table.leaf_ids[row]),
                 units.paths[row],
                 int(units.start_lines[row]),
                 int(units.end_lines[row]),
-                1.0 / rank,
+                scored.get(row, 1.0 / rank),
                 rank,
                 int(table.token_counts[row]),
             )
@@ -100,6 +113,7 @@ def build_bench(
     corpus = prepared.corpus
     rankings: dict[str, list[list[int]]] = {}
     units: dict[str, Any] = {}
+    hybrid = None
     for system, _seconds, _groups in main_systems(prepared, report, ("flat", "hybrid", WINDOWS)):
         report(f"ranking with {system.name}")
         rankings[system.name] = [
@@ -107,6 +121,7 @@ def build_bench(
             for target, vector in zip(prepared.targets, prepared.query_vectors)
         ]
         units[system.name] = system.units
+        hybrid = system if system.name == "hybrid" else hybrid
     sources, _ = corpus_sources(options)
     package = package_of(sources)
     indexed = set(corpus.table.paths)
@@ -121,7 +136,11 @@ def build_bench(
     group_rows = list(zip(plan.group_starts.tolist(), plan.group_ends.tolist()))
     group_of_row = np.searchsorted(plan.group_starts, np.arange(len(corpus.table)), side="right") - 1
     source = StoreSource(corpus.store, corpus.repository_id, prepared.corpus_info["root"])
-    return Bench(prepared, source, rankings, units, gold, group_of_row, group_rows)
+    report("ranking files and regions")
+    ranked = rank_files_per_query(prepared, hybrid, plan)  # type: ignore[arg-type]
+    unscored = sum(row not in seen for rows, seen in zip(rankings["hybrid"], ranked.scores) for row in rows)
+    report(f"hybrid hits without a candidate's score: {unscored}")
+    return Bench(prepared, source, rankings, units, gold, group_of_row, group_rows, ranked=ranked)
 
 
 def where_dependencies_lie(bench: Bench) -> dict[str, Any]:
@@ -219,20 +238,6 @@ def with_enclosing(bench: Bench, hits: list[Hit]) -> list[Piece]:
 
 # context_enclosing_tokens tried beside the run's own (0: the pack as before this option).
 ENCLOSING_TOKENS = (0, 400, 800)
-# context_file_outline_tokens tried beside the run's own, on every query kind (0: the pack as before).
-FILE_OUTLINE_TOKENS = (150, 300)
-FILE_OUTLINE = "context pack, file outline"
-
-
-def names_shown(pack: ContextPack, path: str, source: StoreSource) -> float:
-    """The share of ``path``'s top-level definitions the pack shows, whole, in part or as an outline
-    (what a module question asks: what the file holds)."""
-    definitions = top_level(source.definitions(path))
-    if not definitions:
-        return 0.0
-    spans = [(s.start_line, s.end_line) for s in pack.spans if s.path == path]
-    shown = sum(1 for d in definitions if any(a <= d.end_line and b >= d.start_line for a, b in spans))
-    return shown / len(definitions)
 
 
 def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict[str, ContextPack]:
@@ -240,6 +245,8 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
     text = bench.prepared.targets[query].query
     source, policy = bench.source, policy_of(params)
     flat, hybrid = bench.hits("flat", query), bench.hits("hybrid", query)
+    # The query's file ranking and regions (the hybrid's), for the module rules that read them.
+    ranked = (bench.ranked.files[query], bench.ranked.regions[query]) if bench.ranked else ((), ())
     hybrid_rows = bench.rankings["hybrid"][query]
     windows = bench.units[WINDOWS]
     window_pieces = [
@@ -261,16 +268,16 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
                 counter,
                 dataclasses.replace(policy, enclosing_tokens=tokens),
             )
-    for tokens in FILE_OUTLINE_TOKENS:
-        enclosing[f"{FILE_OUTLINE} {tokens}"] = assemble_pack(
-            text,
-            "hybrid",
-            budget,
-            hybrid,
-            source,
-            counter,
-            dataclasses.replace(policy, file_outline_tokens=tokens),
+    for rule, margin, tokens in FILE_OUTLINE_VARIANTS:
+        outlined = dataclasses.replace(
+            policy, file_outline_tokens=tokens, module_rule=rule, module_margin=margin
         )
+        enclosing[variant_name(rule, margin, tokens)] = assemble_pack(
+            text, "hybrid", budget, hybrid, source, counter, outlined, *ranked
+        )
+    if policy.file_outline_tokens:  # what the outline variants are measured against
+        off = dataclasses.replace(policy, file_outline_tokens=0)
+        enclosing[NO_OUTLINE] = assemble_pack(text, "hybrid", budget, hybrid, source, counter, off)
     return {
         "leaves (flat)": leaves_in_rank_order(text, "flat", budget, flat, source, counter),
         SHIPPED: leaves_in_rank_order(text, "hybrid", budget, hybrid, source, counter),
@@ -282,10 +289,11 @@ def packs_for(bench: Bench, query: int, budget: int, params: Parameters) -> dict
         ),
         "windows 256/64": fill_in_order(text, "windows", budget, window_pieces, source, counter),
         **enclosing,
+        # The flat ranking has no file ranking of its own here: its module rule never fires.
         "context pack (flat)": assemble_pack(text, "flat", budget, flat, source, counter, policy),
-        PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy),
+        PACK: assemble_pack(text, "hybrid", budget, hybrid, source, counter, policy, *ranked),
         "ceiling (perfect ranking)": assemble_pack(
-            text, "perfect", budget, perfect_hits(bench, query), source, counter, policy
+            text, "perfect", budget, perfect_hits(bench, query), source, counter, policy, *ranked
         ),
     }
 
@@ -305,7 +313,7 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
     table = {
         name: {str(b): summarise_packs(s) for b, s in by_budget.items()}
         for name, by_budget in per.items()
-        if not name.startswith(FILE_OUTLINE)  # measured against the pack on the side (below)
+        if not name.startswith(FILE_OUTLINE) and name != NO_OUTLINE  # measured on the side (below)
     }
     intervals = {
         str(budget): {
@@ -330,21 +338,13 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
         if name.startswith("context pack, enclosing")
         for budget in budgets
     }
-    # Each file-outline variant against the pack at the run's parameters: the file's definitions
-    # shown (names), the share of the target shown, the hit; and how often the rule calls a question
-    # a module question (on the hybrid ranking).
-    outline = {
-        f"{name} @{budget}": {
-            metric: paired_interval(
-                [float(s[metric]) for s in per[name][budget]], [float(s[metric]) for s in per[PACK][budget]]
-            )
-            for metric in ("names", "target", "hit", "full")
-        }
-        for name in per
-        if name.startswith(FILE_OUTLINE)
-        for budget in budgets
-    }
-    fires = [module_question(bench.hits("hybrid", q)) is not None for q in range(len(bench.prepared.targets))]
+    outline = outline_intervals(per, budgets, PACK)
+    module = module_figures(
+        [t.path for t in bench.prepared.targets],
+        lambda q: bench.hits("hybrid", q),
+        bench.ranked,
+        policy_of(params),
+    )
     return {
         "table": table,
         "intervals": intervals,
@@ -356,7 +356,7 @@ def score_all(bench: Bench, params: Parameters, budgets: tuple[int, ...]) -> dic
             if name == PACK or name.startswith(FILE_OUTLINE)
             for budget in budgets
         },
-        "module_rule_fires": round(sum(fires) / max(len(fires), 1), 3),
+        **module,
         "assembly_seconds": round(seconds, 1),
         "per_query": per_query_scores(
             [query_id(t.path, t.start_line, t.query) for t in bench.prepared.targets], per
@@ -440,11 +440,12 @@ def bench_context(
 
 def run_json(result: dict[str, Any]) -> str:
     """The run as JSON, indented, with the per-query lists on one line (thousands of numbers)."""
-    rest = {k: v for k, v in result.items() if k != "per_query"}
-    if "per_query" not in result:
+    long = [k for k in ("module_signals", "per_query") if k in result]
+    rest = {k: v for k, v in result.items() if k not in long}
+    if not long:
         return json.dumps(rest, indent=1)
-    compact = json.dumps(result["per_query"], separators=(",", ":"))
-    return json.dumps(rest, indent=1)[:-2] + f',\n "per_query": {compact}\n}}'
+    tail = ",\n".join(f" {json.dumps(k)}: {json.dumps(result[k], separators=(',', ':'))}" for k in long)
+    return json.dumps(rest, indent=1)[:-2] + f",\n{tail}\n}}"
 
 
 def _intervals_text(intervals: dict[str, dict[str, float]]) -> str:
@@ -490,9 +491,11 @@ def format_context(result: dict[str, Any]) -> str:
     for budget, intervals in result["intervals"].items():
         lines.append(f"pack - shipped leaves @{budget}: {_intervals_text(intervals)}")
     for name, intervals in result.get("file_outline_intervals", {}).items():
-        lines.append(f"{name} - pack: {_intervals_text(intervals)}")
+        lines.append(f"{name} - the pack without a file outline: {_intervals_text(intervals)}")
     if "module_rule_fires" in result:
         lines.append(f"module questions by the rule: {result['module_rule_fires']:.3f} of the queries")
+    for name, rates in result.get("module_rules", {}).items():
+        lines.append(f"  rule {name}: fires {rates['fires']:.3f}, right file {rates['right_file']:.3f}")
     for name, intervals in result.get("enclosing_intervals", {}).items():
         lines.append(f"{name} - pack: {_intervals_text(intervals)}")
     lines.extend(_against_lines(result.get("against")))

@@ -318,14 +318,35 @@ class Parameters:
         minimum=0,
     )
     context_file_outline_tokens: int = _p(
-        0,
-        "Context pack: a module question (at least 3 of the top 5 hits in the best hit's file) keeps "
-        "this many tokens for that file's outline, the signature and first doc sentence of each top-level "
-        "definition the pack does not show otherwise (0 = never, as before). Stdlib at 2,048 tokens, 150: "
-        "module questions' file definitions shown +0.050 at no cost, but the rule also fires on 58 % of "
-        "function questions, whose hits fell 0.010; so off (docs/context.md).",
+        100,
+        "Context pack: a module question (context_module_rule) keeps this many tokens for that file's "
+        "outline, the signature and first doc sentence of each top-level definition the pack does not "
+        "show otherwise (0 = never, as before). Stdlib, paired against 0: module questions' file "
+        "definitions shown +0.094 / +0.070 / +0.068 at 1,024 / 2,048 / 4,096 tokens, no significant "
+        "loss of function or class questions' hits (docs/context.md).",
         "query",
         minimum=0,
+    )
+    context_module_rule: str = _p(
+        "file-over-leaf",
+        "Context pack: what tells a module question (context_file_outline_tokens): 'file-over-leaf' (the "
+        "file ranking's best file scores at least context_module_margin above its own best hit: its "
+        "pooled vector fits better than its leaves), 'top-hits' (at least 3 of the top 5 hits in the "
+        "best hit's file; the first rule), 'file-margin' (the best file scores context_module_margin "
+        "above the second) or 'region-first' (the region list's best file outranks its best definition "
+        "by context_module_margin). Stdlib, file-over-leaf -0.04: fires on 45 % of module questions, "
+        "13 % of function and 29 % of class questions (top-hits: 34 / 58 / 58 %).",
+        "query",
+        choices=("file-over-leaf", "top-hits", "file-margin", "region-first"),
+    )
+    context_module_margin: float = _p(
+        -0.04,
+        "Context pack: the threshold of context_module_rule's score (file-over-leaf: the best file's "
+        "score less its best hit's; file-margin: less the second file's; region-first: less the best "
+        "definition's).",
+        "query",
+        minimum=-1.0,
+        maximum=1.0,
     )
 
     # Answers above the leaves (hsc.search.regions; QueryResponse.regions and .files). Chosen with

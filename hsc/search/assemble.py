@@ -7,13 +7,14 @@ Index supplies one over its database, the benchmark the same one over its corpus
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from hsc.chunk.tokens import TokenCounter
 from hsc.model import Definition
 from hsc.search.context import ContextPack, ContextSpan
+from hsc.search.module_rule import Leveled, ModuleQuestion, Ranked, module_question
 from hsc.search.reasons import hit_reason
 
 MEMO_SIZE = 100_000  # token counts a source keeps
@@ -85,23 +86,12 @@ class PackPolicy:
     # A top hit inside a class (or other container) brings the outermost one: whole within this many
     # tokens, else its outline; 0 = never (the pack as before; hsc.params context_enclosing_tokens).
     enclosing_tokens: int = 0
-    # A module question (module_question) keeps this many tokens for its file's outline; 0 = never
-    # (hsc.params context_file_outline_tokens).
+    # A module question (hsc.search.module_rule) keeps this many tokens for its file's outline; 0 =
+    # never (hsc.params context_file_outline_tokens), told by this rule (context_module_rule) with this
+    # margin (context_module_margin).
     file_outline_tokens: int = 0
-
-
-# A question is about a module when this many of its top MODULE_TOP hits lie in the best hit's file.
-MODULE_HITS = 3
-MODULE_TOP = 5
-
-
-def module_question(hits: list[Hit]) -> str | None:
-    """The file a question asks about as a whole (hits spread over one file: MODULE_HITS of the top
-    MODULE_TOP in the best hit's file), or None."""
-    if not hits:
-        return None
-    path = hits[0].path
-    return path if sum(1 for hit in hits[:MODULE_TOP] if hit.path == path) >= MODULE_HITS else None
+    module_rule: str = "file-over-leaf"
+    module_margin: float = -0.04
 
 
 def top_level(definitions: list[Definition]) -> list[Definition]:
@@ -268,11 +258,19 @@ def assemble_pack(
     source: CodeSource,
     counter: TokenCounter,
     policy: PackPolicy,
+    files: Sequence[Ranked] = (),
+    regions: Sequence[Leveled] = (),
 ) -> ContextPack:
-    """The pack for ``hits`` (best first) within ``budget`` tokens under ``policy``."""
+    """The pack for ``hits`` (best first) within ``budget`` tokens under ``policy``; ``files`` and
+    ``regions``: the query's file ranking and region list, best first, for the module rules that
+    read them (hsc.search.module_rule.needs_ranking)."""
     filling = _Filling(budget, counter, source)
     pending: list[Hit] = []  # placed hits whose dependencies are still to come
-    module = module_question(hits) if policy.file_outline_tokens else None
+    module = (
+        module_question(hits, policy.module_rule, files, regions, policy.module_margin)
+        if policy.file_outline_tokens
+        else None
+    )
     if module is not None:  # kept for the file's outline, placed last over what is not shown
         filling.budget -= min(policy.file_outline_tokens, budget)
 
@@ -306,7 +304,7 @@ def assemble_pack(
             placed = filling.put(dependency.path, pieces, "uses", dependency.via, limit=room)
         if not placed:  # the whole is longer than outline_tokens, or than the room left
             whole = sum(piece[3] for piece in pieces)
-            allowed = min(room, policy.outline_tokens, budget - filling.used)
+            allowed = min(room, policy.outline_tokens, filling.budget - filling.used)  # less any outline kept
             reason = (
                 f"outline of {definition.kind} {definition.scope} ({whole:,} tokens whole, {allowed:,} "
                 f"allowed): {dependency.via}"
@@ -338,21 +336,20 @@ def assemble_pack(
         dependencies_of(waiting)
     if module is not None:
         filling.budget = budget
-        file_outline(filling, module, hits[:MODULE_TOP], policy.file_outline_tokens)
+        file_outline(filling, module, policy.file_outline_tokens)
     spans = join_adjacent(reading_order(filling.spans), counter)
     return ContextPack(query, budget, mode, tuple(spans))
 
 
-def file_outline(filling: _Filling, path: str, top: list[Hit], tokens: int) -> None:
+def file_outline(filling: _Filling, module: ModuleQuestion, tokens: int) -> None:
     """The outline of the file a module question asks about: each top-level definition not shown
     yet (none of its lines in the pack) as its signature and doc, in line order, within ``tokens``."""
-    held = sum(1 for hit in top if hit.path == path)
-    reason = f"outline of the file {path}: a module question ({held} of the top {len(top)} hits in it)"
+    reason = f"outline of the file {module.path}: a module question ({module.why})"
     spent = filling.used
-    for definition in top_level(filling.source.definitions(path)):
+    for definition in top_level(filling.source.definitions(module.path)):
         if filling.used - spent >= tokens:
             break
-        filling.place_outline(path, definition, reason, tokens - (filling.used - spent))
+        filling.place_outline(module.path, definition, reason, tokens - (filling.used - spent))
 
 
 def complete_definition(filling: _Filling, hit: Hit, policy: PackPolicy) -> None:

@@ -16,6 +16,7 @@ from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 from hsc.search.answers import definition_runs
 from hsc.search.assemble import Dependency, Hit, PackPolicy, assemble_pack
 from hsc.search.context import ContextPack
+from hsc.search.module_rule import needs_ranking
 from hsc.search.modules import FileFacts, FileIndex
 from hsc.search.reasons import answer_ranks, why_found
 from hsc.search.resolve import Resolver
@@ -36,6 +37,8 @@ def policy_of(params: Parameters) -> PackPolicy:
         complete_tokens=params.context_complete_tokens,
         enclosing_tokens=params.context_enclosing_tokens,
         file_outline_tokens=params.context_file_outline_tokens,
+        module_rule=params.context_module_rule,
+        module_margin=params.context_module_margin,
     )
 
 
@@ -199,6 +202,8 @@ class ContextQueries:
         wanted = params.context_candidates
         filtered = bool(path_prefix or language)
         ranked = with_values(params, {"leaf_level_top_k": wanted * (4 if filtered else 1)})
+        # A module rule that reads the file ranking or the region list has the query make them, once.
+        rank_regions = params.context_file_outline_tokens > 0 and needs_ranking(params.context_module_rule)
         response = self.query(  # type: ignore[attr-defined]
             query,
             hierarchy_id=hierarchy_id,
@@ -209,7 +214,7 @@ class ContextQueries:
             # The pack completes a split definition itself (context_complete_tokens): it needs the leaf
             # that matched, not the whole definition, which may not fit where the piece does.
             join_pieces=False,
-            regions=False,
+            regions=rank_regions,
             roles=roles,
         )
         loaded = self._load(response.hierarchy_id or hierarchy_id)  # type: ignore[attr-defined]
@@ -229,6 +234,11 @@ class ContextQueries:
             counts[leaf_id] = int(loaded.table.token_counts[row]) if row is not None else 0
         source = self.code_source(int(hierarchy["repository_id"]))
         source.prefetch([result.path for result in results])
+
+        def kept(path: str) -> bool:  # a file or region the filters let in, as the hits are
+            prefix = not path_prefix or path.startswith(path_prefix.removeprefix("./"))
+            return prefix and (not language or source.files.languages.get(path) == language)
+
         return assemble_pack(
             query,
             mode,
@@ -237,6 +247,8 @@ class ContextQueries:
             source,
             self.counter,
             policy_of(params),
+            [f for f in response.files if kept(f.path)],
+            [r for r in response.regions if kept(r.path)],
         )
 
     def code_source(self, repository_id: int) -> StoreSource:
