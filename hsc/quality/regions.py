@@ -25,6 +25,7 @@ from hsc.params import Parameters
 from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
+from hsc.quality.outline_variants import outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
 from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
 from hsc.search.regions import (
@@ -200,6 +201,17 @@ def region_rankings(
         (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
         [stored.get(int(leaf_id), ("", "")) for leaf_id in table.leaf_ids],
     )
+    outlines = region_outlines(regions, table, definitions, corpus.embed_texts)
+    outlined = [r for r in outlines.rows.tolist() if regions.levels[r] == DEFINITION]
+    with_outline = sum(
+        any(strict_hit(t, _region_span(regions, r)) for r in outlined if regions.paths[r] == t.path)
+        for t in prepared.targets
+    )
+    report(
+        f"outline vectors: {len(outlines)} ({len(outlined)} definitions spanning several leaves, the rest"
+        f" files); targets answered strictly by an outlined definition: {with_outline}"
+        f" of {len(prepared.targets)}"
+    )
     out: dict[str, list[list[Span]]] = {}
 
     def put(name: str, spans: list[Span]) -> None:
@@ -272,6 +284,7 @@ def region_rankings(
                 ),
             )
         lexical_variants(regions, region_terms, rows, scores, vector, target.query, put)
+        outline_variants(regions, outlines, rows, scores, vector, put)
         lexical = None
         if params.region_lexical != "off":  # as hsc.search.searching gives it
             lexical = region_lexical(

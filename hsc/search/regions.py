@@ -17,6 +17,7 @@ share and the rest were chosen with ``bench quality --query-kind class|module|do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -292,6 +293,7 @@ def rank_regions(
     lexical_weight: float = 0.0,
     fusion: str = "sum",
     extra: np.ndarray | None = None,
+    cosines: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
@@ -302,7 +304,8 @@ def rank_regions(
     region (class-level lexical evidence, hsc.search.region_terms) added as ``lexical_weight`` x
     its share of the listed regions' best (``fusion`` "sum") or by reciprocal rank ("rrf");
     ``extra``: regions listed though no candidate leaf is theirs (their best leaf counted as the
-    weakest candidate's score, which it cannot beat)."""
+    weakest candidate's score, which it cannot beat). ``cosines``: region rows -> their vector
+    scores, in place of the pooled vectors' cosines (outline vectors, hsc.search.region_outlines)."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
@@ -320,7 +323,7 @@ def rank_regions(
     )
     if not len(ids):
         return []
-    pooled = regions.vectors[ids] @ query.astype(regions.vectors.dtype)
+    pooled = cosines(ids) if cosines else regions.vectors[ids] @ query.astype(regions.vectors.dtype)
     share = np.full(len(ids), best_share)
     if file_best_share is not None:
         share[regions.levels[ids] == FILE] = file_best_share
@@ -350,9 +353,10 @@ def rank_files(
     query: np.ndarray,
     count: int,
     best_share: float,
+    cosines: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> list[Region]:
     """Every file ranked by ``best_share`` x its best candidate leaf's score (0 without one) + the
-    rest x its pooled vector's cosine with ``query``."""
+    rest x its pooled vector's cosine with ``query`` (``cosines``: as :func:`rank_regions`)."""
     files = regions.files
     if not len(files):
         return []
@@ -363,7 +367,7 @@ def rank_files(
     is_file = (places < len(files)) & (files[np.minimum(places, len(files) - 1)] == held)
     leaf_part = np.zeros(len(files))
     leaf_part[places[is_file]] = leaf_scores[is_file]
-    pooled = regions.file_vectors @ query.astype(regions.file_vectors.dtype)
+    pooled = cosines(files) if cosines else regions.file_vectors @ query.astype(regions.file_vectors.dtype)
     fused = best_share * leaf_part + (1 - best_share) * pooled
     order = top_k(fused, count)
     return [regions.region(int(files[i]), float(fused[i])) for i in order]
