@@ -72,16 +72,18 @@ def file_outlines(
     definitions: Sequence[Definition],
     leaf_starts: Sequence[int],
     leaf_ends: Sequence[int],
+    min_leaves: int = 2,
 ) -> dict[tuple[int, int], str]:
     """A file's outlines by (first line, last line) of their definition, :data:`FILE_KEY` for the
     file's own: one for every outermost definition that spans more than one of the file's leaves
     (``leaf_starts``, ``leaf_ends``: their lines, in order) and holds other definitions (a
     definition in one leaf is embedded whole by that leaf already), and one for the file when it
-    has a definition."""
+    has a definition. ``min_leaves`` 1: every outermost definition that holds others; 0: every
+    outermost definition."""
     out: dict[tuple[int, int], str] = {}
     outermost = _outermost(definitions)
     for definition, members in outermost:
-        if members and leaves_spanned(definition, leaf_starts, leaf_ends) > 1:
+        if min_leaves == 0 or (members and leaves_spanned(definition, leaf_starts, leaf_ends) >= min_leaves):
             out[(definition.start_line, definition.end_line)] = definition_outline(definition, members)
     if outermost:
         out[FILE_KEY] = file_outline(module_scope, definitions)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from hsc.search.region_outlines import RegionOutlines, region_outline_texts
-from hsc.search.regions import DEFINITION, RegionTable, rank_files, rank_regions
+from hsc.search.regions import DEFINITION, FILE, RegionTable, rank_files, rank_regions
 
 K = 10
 Span = tuple[str, int | None, int | None]
@@ -49,10 +49,14 @@ OUTLINE_EVIDENCE = (
 
 
 def region_outlines(
-    regions: RegionTable, table: Any, definitions: dict[str, Any], embed: Callable[[list[str]], np.ndarray]
+    regions: RegionTable,
+    table: Any,
+    definitions: dict[str, Any],
+    embed: Callable[[list[str]], np.ndarray],
+    min_leaves: int = 2,
 ) -> RegionOutlines:
     """The run's outline vectors (embedded through the run's cache, by content hash)."""
-    return RegionOutlines.from_texts(region_outline_texts(regions, table, definitions), embed)
+    return RegionOutlines.from_texts(region_outline_texts(regions, table, definitions, min_leaves), embed)
 
 
 def _spans(found: list[Any]) -> list[Span]:
@@ -114,5 +118,73 @@ def outline_variants(
     nearest = outlines.nearest(regions, vector, K, DEFINITION)
     put(
         "outermost definitions nearest by outline alone",
+        _spans([regions.region(int(r), 0.0) for r in nearest]),
+    )
+
+
+# The same outlines made for every outermost definition that holds others, one leaf or more
+# (``min_leaves`` 1): a class cut into one leaf gets a second vector of its own too.
+EVERY = ", every definition with members"
+ALL = ", every outermost definition"  # a function's outline: its scope and signature
+# (label, definitions' weight, files' weight (0: none)) of the outline evidence with these outlines.
+EVERY_EVIDENCE = tuple(
+    (f"outline evidence {weight}" + (f", files {file_weight}" if file_weight else ""), weight, file_weight)
+    for weight in (0.05, 0.075, 0.1)
+    for file_weight in (0.0, 0.025, 0.05, 0.075)
+)
+
+
+def _with_evidence(
+    regions: RegionTable, query: np.ndarray, evidence: np.ndarray, weights: dict[int, float]
+) -> Callable[[np.ndarray], np.ndarray]:
+    """Vector scores that add, at a best-leaf share of 0.75, ``weights[level]`` x each listed
+    region's ``evidence`` as a share of the best listed one of its level (what
+    hsc.search.regions adds for lexical evidence, with a weight per level)."""
+
+    def score(ids: np.ndarray) -> np.ndarray:
+        out = (regions.vectors[ids] @ query.astype(regions.vectors.dtype)).astype(np.float64)
+        for level, weight in weights.items():
+            mask = regions.levels[ids] == level
+            top = float(evidence[ids][mask].max()) if mask.any() else 0.0
+            if weight and top > 0:
+                out[mask] += weight / (1 - 0.75) * evidence[ids][mask] / top
+        return out
+
+    return score
+
+
+def every_outline_variants(
+    regions: RegionTable,
+    outlines: RegionOutlines,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    vector: np.ndarray,
+    put: Callable[[str, list[Span]], None],
+    suffix: str = EVERY,
+) -> None:
+    """The main variants of :func:`outline_variants` with outlines for more definitions: every
+    outermost definition that holds others (:data:`EVERY`), or every one (:data:`ALL`)."""
+    for mode in ("outline", "max", "mean"):
+        cosines = outlines.cosines(regions, vector, mode)
+        for kind, levels in (("regions", ("file", "definition")), ("outermost definitions", ("definition",))):
+            found = rank_regions(
+                regions, rows, scores, vector, K, 0.75, "all", levels, True, 0.75, cosines=cosines
+            )
+            put(f"{kind} + definitions {mode}{suffix}", _spans(found))
+    cosines_all = np.zeros(len(regions))
+    if len(outlines):
+        cosines_all[outlines.rows] = np.maximum(outlines.vectors @ vector.astype(outlines.vectors.dtype), 0)
+    for label, weight, file_weight in EVERY_EVIDENCE:
+        cosines = _with_evidence(regions, vector, cosines_all, {DEFINITION: weight, FILE: file_weight})
+        for kind, levels in (("regions", ("file", "definition")), ("outermost definitions", ("definition",))):
+            if kind != "regions" and file_weight:
+                continue
+            found = rank_regions(
+                regions, rows, scores, vector, K, 0.75, "all", levels, True, 0.75, cosines=cosines
+            )
+            put(f"{kind} + {label}{suffix}", _spans(found))
+    nearest = outlines.nearest(regions, vector, K, DEFINITION)
+    put(
+        f"outermost definitions nearest by outline alone{suffix}",
         _spans([regions.region(int(r), 0.0) for r in nearest]),
     )

@@ -25,7 +25,7 @@ from hsc.params import Parameters
 from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
-from hsc.quality.outline_variants import outline_variants, region_outlines
+from hsc.quality.outline_variants import ALL, every_outline_variants, outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
 from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
 from hsc.search.regions import (
@@ -212,6 +212,10 @@ def region_rankings(
         f" files); targets answered strictly by an outlined definition: {with_outline}"
         f" of {len(prepared.targets)}"
     )
+    every_outline = region_outlines(regions, table, definitions, corpus.embed_texts, min_leaves=1)
+    report(f"outline vectors of every outermost definition with members, and files: {len(every_outline)}")
+    all_outline = region_outlines(regions, table, definitions, corpus.embed_texts, min_leaves=0)
+    report(f"outline vectors of every outermost definition, and files: {len(all_outline)}")
     out: dict[str, list[list[Span]]] = {}
 
     def put(name: str, spans: list[Span]) -> None:
@@ -285,6 +289,8 @@ def region_rankings(
             )
         lexical_variants(regions, region_terms, rows, scores, vector, target.query, put)
         outline_variants(regions, outlines, rows, scores, vector, put)
+        every_outline_variants(regions, every_outline, rows, scores, vector, put)
+        every_outline_variants(regions, all_outline, rows, scores, vector, put, ALL)
         lexical = None
         if params.region_lexical != "off":  # as hsc.search.searching gives it
             lexical = region_lexical(

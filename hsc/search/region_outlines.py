@@ -28,10 +28,10 @@ Cosines = Callable[[np.ndarray], np.ndarray]
 
 
 def region_outline_texts(
-    regions: RegionTable, table: Any, definitions: dict[str, list[Definition]]
+    regions: RegionTable, table: Any, definitions: dict[str, list[Definition]], min_leaves: int = 2
 ) -> dict[int, str]:
     """Region row -> its outline text (hsc.embed.outlines.file_outlines): the outermost
-    definitions that span more than one leaf and hold other definitions, and the files."""
+    definitions that span ``min_leaves`` leaves or more and hold other definitions, and the files."""
     out: dict[int, str] = {}
     by_span: dict[tuple[str, int, int], int] = {}
     for row in np.flatnonzero((regions.levels == DEFINITION) & regions.outermost).tolist():
@@ -42,7 +42,7 @@ def region_outline_texts(
         found = definitions.get(path, [])
         scope = module_scope(path, found, table.scopes[lo:hi])
         starts, ends = table.start_lines[lo:hi].tolist(), table.end_lines[lo:hi].tolist()
-        for (start, end), text in file_outlines(scope, found, starts, ends).items():
+        for (start, end), text in file_outlines(scope, found, starts, ends, min_leaves).items():
             region = row if (start, end) == FILE_KEY else by_span.get((path, start, end))
             if region is not None:
                 out[region] = text
