@@ -79,6 +79,10 @@ REGION_DEFINITIONS = ("outermost", "all")
 # and the best leaf alone (as before); else BM25 over each definition's and file's whole text, its
 # names (an outline: its scope's, its methods' and attributes' names) or both.
 REGION_LEXICAL = ("off", "text+names", "names", "text")
+# Outline vectors of the definitions that hold others (hsc.embed.outlines), made
+# when a repository is indexed: "evidence" adds their cosine to a listed definition's score
+# (hsc.search.region_outlines); "off" makes none, and regions are scored as before.
+REGION_OUTLINES = ("evidence", "off")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.
@@ -507,6 +511,19 @@ class Parameters:
         "query",
         minimum=0.0,
         maximum=10.0,
+    )
+
+    # Chosen with `bench quality --regions` (docs/hierarchy.md, "Outline vectors"): standard library,
+    # class strict@10 +.022 [+.004, +.045], strict@1 +.100; 258 third-party class questions +.027
+    # [+.008, +.050]; module -.027 [-.068, .000] (standard library) and +.041 (third-party).
+    region_outlines: str = _p(
+        "evidence",
+        "Regions: 'evidence' embeds an outline (its signature and its members' signatures) of every "
+        "outermost definition that holds others when a repository is indexed, and a listed "
+        "definition gains 0.05 times its outline's cosine as a share of the best listed "
+        "definition's; 'off' = none (regions as before).",
+        "embed",
+        choices=REGION_OUTLINES,
     )
 
     def __post_init__(self) -> None:

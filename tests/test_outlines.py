@@ -114,3 +114,74 @@ def test_outline_vectors_replace_or_join_the_pooled_vector_as_each_mode_says(ind
     assert nearest[0] == store and all(regions.levels[r] == DEFINITION for r in nearest)
     with pytest.raises(ValueError, match="outline mode"):
         outlines.cosines(regions, query, "pooled")
+
+
+QUESTION = "a repository that saves items to a SQLite database and loads them back"
+
+
+def _region_scores(index, params) -> dict[tuple[str, str], float]:
+    response = index.query(QUESTION, params=params, record=False, compare=False)
+    return {(r.level, r.name): r.score for r in response.regions}
+
+
+def test_indexing_stores_outlines_once_and_a_listed_definition_gains_their_evidence(tmp_path, embedder):
+    import dataclasses
+
+    from hsc.api import Index
+    from hsc.params import with_values
+    from hsc.search.regions import OUTLINE_WEIGHT
+
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        report = index.index(repo)  # region_outlines = evidence, the default
+        assert report.outlines >= 2 and report.outlines_embedded == report.outlines
+        repository_id = index.repositories()[0]["id"]
+        model = index.repositories()[0]["embedding_model"]
+        spans, vectors = index.store.outline_vectors(repository_id, model)
+        assert ("inventory/persistence.py", 48, 241) in [(p, s, e) for p, s, e in spans]
+        assert vectors.shape == (len(spans), embedder.embed(["x"]).shape[1])
+        # An outline whose text is unchanged is not embedded again.
+        (repo / "inventory" / "cli.py").write_text((repo / "inventory" / "cli.py").read_text() + "\n# x\n")
+        again = index.index(repo)
+        assert again.outlines == report.outlines and again.outlines_embedded == 0
+        stored = with_values(Parameters(), index.hierarchy(index.default_hierarchy())["parameters"])
+        assert stored.region_outlines == "evidence"
+        on = _region_scores(index, stored)
+        off = _region_scores(index, dataclasses.replace(stored, region_outlines="off"))
+    shared = set(on) & set(off)
+    gains = {key: on[key] - off[key] for key in shared}
+    # Files and definitions without an outline score as before; an outlined class gains at most
+    # the weight, the best listed outline exactly the weight.
+    assert all(gain == pytest.approx(0.0, abs=1e-6) for (level, _), gain in gains.items() if level == "file")
+    assert gains[("definition", "inventory.persistence.ItemRepository")] > 0
+    assert max(gains.values()) == pytest.approx(OUTLINE_WEIGHT, abs=1e-6)
+    assert all(-1e-6 <= gain <= OUTLINE_WEIGHT + 1e-6 for gain in gains.values())
+
+
+def test_an_index_without_outlines_answers_as_before_and_says_so_once(tmp_path, embedder):
+    import dataclasses
+
+    from hsc.api import Index
+    from hsc.params import with_values
+
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo, params=Parameters(region_outlines="off"))
+        repository_id = index.repositories()[0]["id"]
+        assert index.store.outline_vectors(repository_id, index.repositories()[0]["embedding_model"])[0] == []
+        stored = with_values(Parameters(), index.hierarchy(index.default_hierarchy())["parameters"])
+        before = _region_scores(index, stored)
+        # As an index made before the option: no rows and no record of the value it was made with.
+        index.store.set_meta(f"region_outlines:{repository_id}", None)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        asked = dataclasses.replace(stored, region_outlines="evidence")
+        with pytest.warns(UserWarning, match="no outline vectors"):
+            first = _region_scores(index, asked)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # said once: the second query is silent
+            second = _region_scores(index, asked)
+    assert first == pytest.approx(before) and second == pytest.approx(before)

@@ -12,6 +12,7 @@ keeps its pooled vector's cosine.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -66,7 +67,7 @@ class RegionOutlines:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def _places(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def places(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         places = np.searchsorted(self.rows, ids)
         clipped = np.minimum(places, max(len(self.rows) - 1, 0))
         has = (places < len(self.rows)) & (self.rows[clipped] == ids) if len(self.rows) else places < 0
@@ -84,7 +85,7 @@ class RegionOutlines:
         def score(ids: np.ndarray) -> np.ndarray:
             ids = np.asarray(ids, dtype=np.int64)
             pooled = (regions.vectors[ids] @ query.astype(regions.vectors.dtype)).astype(np.float64)
-            places, has = self._places(ids)
+            places, has = self.places(ids)
             if not has.any():
                 return pooled
             outline = pooled.copy()
@@ -113,3 +114,62 @@ class RegionOutlines:
         rows = self.rows[mask]
         found = top_k(self.vectors[mask] @ query.astype(self.vectors.dtype), count)
         return rows[found]
+
+
+def outline_evidence(outlines: RegionOutlines, regions: RegionTable, query: np.ndarray) -> Cosines:
+    """Region rows -> their outline's cosine with ``query`` for a definition that has one, else
+    0 (what ``region_outlines = evidence`` adds, hsc.search.regions.answer_regions)."""
+
+    def score(ids: np.ndarray) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.zeros(len(ids))
+        places, has = outlines.places(ids)
+        has &= regions.levels[ids] == DEFINITION
+        if has.any():
+            found = outlines.vectors[places[has]] @ query.astype(outlines.vectors.dtype)
+            out[has] = np.maximum(found, 0.0)
+        return out
+
+    return score
+
+
+def stored_outlines(store: Any, repository_id: int, regions: RegionTable) -> RegionOutlines | None:
+    """The repository's stored outline vectors (hsc.index.outlines) as rows of ``regions``; None
+    when it has none (an index made before ``region_outlines``, or with it off)."""
+    model = (store.repository(repository_id) or {}).get("embedding_model") or ""
+    spans, vectors = store.outline_vectors(repository_id, model)
+    if not spans:
+        return None
+    wanted = (regions.levels == DEFINITION) & regions.outermost
+    by_span = {
+        (regions.paths[r], int(regions.start_lines[r]), int(regions.end_lines[r])): r
+        for r in np.flatnonzero(wanted).tolist()
+    }
+    pairs = sorted((by_span[span], i) for i, span in enumerate(spans) if span in by_span)
+    if not pairs:
+        return None
+    rows = np.array([r for r, _ in pairs], dtype=np.int64)
+    return RegionOutlines(rows, np.ascontiguousarray(vectors[[i for _, i in pairs]], dtype=np.float32))
+
+
+# The databases and repositories already told that they have no outline vectors (said once).
+_TOLD: set[tuple[str, int]] = set()
+OFF_KEY = "region_outlines:{repository_id}"  # meta: the value the repository was last indexed with
+
+
+def load_outlines(store: Any, repository_id: int, regions: RegionTable) -> RegionOutlines | None:
+    """:func:`stored_outlines`, saying once per process that an index made before the option has
+    none and is scored as before (not when it was indexed with the option, on or off)."""
+    found = stored_outlines(store, repository_id, regions)
+    # Indexed with the option (either value) is recorded: a repository with no class in several
+    # leaves has no outlines and nothing to say.
+    if found is None and store.meta(OFF_KEY.format(repository_id=repository_id)) is None:
+        told = (str(getattr(store, "path", "")), repository_id)
+        if told not in _TOLD:
+            _TOLD.add(told)
+            warnings.warn(
+                "this index has no outline vectors (made before region_outlines): its regions are "
+                "scored as before; index the repository again to make them",
+                stacklevel=2,
+            )
+    return found

@@ -28,6 +28,7 @@ from hsc.params import RETRIEVAL_MODES, Parameters, query_overrides, with_values
 from hsc.search.answers import full_retrieval
 from hsc.search.lexical import TermCounts, match_expression
 from hsc.search.names import kept_terms, name_boost
+from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
 from hsc.search.region_terms import (
     RegionTerms,
     build_region_terms,
@@ -117,6 +118,8 @@ class _Loaded:
     regions: RegionTable | None = None
     # Their terms (hsc.search.region_terms), made on the first query with ``region_lexical`` on.
     region_terms: RegionTerms | None = None
+    # Their stored outline vectors (hsc.search.region_outlines), read on the first query; False: none.
+    region_outlines: RegionOutlines | bool | None = None
 
     @cached_property
     def mid_node_ids(self) -> list[str]:
@@ -514,7 +517,14 @@ class Searching:
                 params.region_lexical,
                 "own",
             )
-        return answer_regions(regions, rows, scores, vector, params, lexical)
+        evidence = None
+        if params.region_outlines != "off":
+            if loaded.region_outlines is None:
+                repository_id = int(hierarchy["repository_id"])
+                loaded.region_outlines = load_outlines(self.store, repository_id, regions) or False
+            if loaded.region_outlines:
+                evidence = outline_evidence(loaded.region_outlines, regions, vector)  # type: ignore[arg-type]
+        return answer_regions(regions, rows, scores, vector, params, lexical, evidence)
 
     def _region_terms(self, loaded: _Loaded, regions: RegionTable, repository_id: int) -> RegionTerms:
         """A hierarchy's region terms: read from the side file made at its stamp, else made from
