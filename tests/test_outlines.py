@@ -145,6 +145,7 @@ def test_indexing_stores_outlines_once_and_a_listed_definition_gains_their_evide
         (repo / "inventory" / "cli.py").write_text((repo / "inventory" / "cli.py").read_text() + "\n# x\n")
         again = index.index(repo)
         assert again.outlines == report.outlines and again.outlines_embedded == 0
+        assert index.index(repo).outlines == report.outlines  # nothing changed: the rows as they were
         stored = with_values(Parameters(), index.hierarchy(index.default_hierarchy())["parameters"])
         assert stored.region_outlines == "evidence"
         on = _region_scores(index, stored)

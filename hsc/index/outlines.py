@@ -44,11 +44,17 @@ def sync_outlines(
     model: str,
     params: Parameters,
     get_embedder: Callable[[], Embedder],
+    changed: bool = True,
 ) -> tuple[int, int]:
-    """Make the repository's outline rows match its files; (outlines, texts embedded now)."""
-    store.set_meta(OFF_KEY.format(repository_id=repository_id), params.region_outlines)
+    """Make the repository's outline rows match its files; (outlines, texts embedded now).
+    ``changed`` False (no file written or removed in this run): nothing is read when the rows
+    were made for the same value of the option."""
+    key = OFF_KEY.format(repository_id=repository_id)
+    if not changed and store.meta(key) == params.region_outlines:
+        return store.outline_count(repository_id), 0
     if params.region_outlines == "off":
         store.replace_outlines(repository_id, [])
+        store.set_meta(key, "off")
         return 0, 0
     texts = repository_outlines(store, repository_id)
     hashes = {span: content_hash(text) for span, text in texts.items()}
@@ -59,4 +65,5 @@ def sync_outlines(
         store.save_vectors(model, dict(zip(missing, vectors)))  # vectors first, then the rows
     rows: list[OutlineRow] = [(path, start, end, h) for (path, start, end), h in hashes.items()]
     store.replace_outlines(repository_id, rows)
+    store.set_meta(key, params.region_outlines)  # last: a run killed before it makes them again
     return len(rows), len(missing)

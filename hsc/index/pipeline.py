@@ -292,7 +292,7 @@ def index_repository(
     # Leaves written by an hsc from before terms were indexed with them get theirs now.
     store.sync_leaf_terms(repository_id, leaf_term_text)
     report.outlines, report.outlines_embedded = sync_outlines(
-        store, repository_id, model, params, loaded_embedder
+        store, repository_id, model, params, loaded_embedder, bool(report.changed_paths)
     )
     report.leaves = sum(f["leaf_count"] for f in store.files(repository_id))
     store.update_repository(

@@ -40,6 +40,12 @@ class OutlineTables(Database):
                 [(repository_id, *row) for row in rows],
             )
 
+    def outline_count(self, repository_id: int) -> int:
+        row = self.row(
+            "SELECT COUNT(*) AS count FROM outline_vectors WHERE repository_id = ?", (repository_id,)
+        )
+        return int(row["count"]) if row else 0
+
     def outline_vectors(
         self, repository_id: int, model: str
     ) -> tuple[list[tuple[str, int, int]], np.ndarray]:
