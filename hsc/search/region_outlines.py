@@ -7,7 +7,14 @@ own, made from what the region says as a whole. :class:`RegionOutlines` holds th
 vectors of the regions that have one and gives each region's vector score under one of
 :data:`OUTLINE_MODES`: its pooled vector's cosine ("off", the seed's), its outline's
 ("outline"), or the larger ("max") or mean ("mean") of the two; a region without an outline
-keeps its pooled vector's cosine.
+keeps its pooled vector's cosine. Those modes, the files' outlines and :meth:`RegionOutlines.nearest`
+are what ``bench quality --regions`` tried (hsc.quality.outline_variants).
+
+What ships (``region_outlines = evidence``) is :func:`outline_evidence`: the outline vectors made
+when a repository is indexed (hsc.index.outlines), read once with the regions
+(:func:`load_outlines`), add to a listed definition its outline's cosine as a share of the best
+listed definition's (hsc.search.regions.answer_regions), which lifted class questions on the
+standard library and on third-party code (docs/hierarchy.md, "Outline vectors").
 """
 
 from __future__ import annotations
@@ -161,8 +168,8 @@ def load_outlines(store: Any, repository_id: int, regions: RegionTable) -> Regio
     """:func:`stored_outlines`, saying once per process that an index made before the option has
     none and is scored as before (not when it was indexed with the option, on or off)."""
     found = stored_outlines(store, repository_id, regions)
-    # Indexed with the option (either value) is recorded: a repository with no class in several
-    # leaves has no outlines and nothing to say.
+    # Indexed with the option (either value) is recorded: a repository with no definition that
+    # holds others has no outlines and nothing to say.
     if found is None and store.meta(OFF_KEY.format(repository_id=repository_id)) is None:
         told = (str(getattr(store, "path", "")), repository_id)
         if told not in _TOLD:
