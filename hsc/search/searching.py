@@ -522,8 +522,8 @@ class Searching:
             if loaded.region_outlines is None:
                 repository_id = int(hierarchy["repository_id"])
                 loaded.region_outlines = load_outlines(self.store, repository_id, regions) or False
-            if loaded.region_outlines:
-                evidence = outline_evidence(loaded.region_outlines, regions, vector)  # type: ignore[arg-type]
+            if isinstance(loaded.region_outlines, RegionOutlines):
+                evidence = outline_evidence(loaded.region_outlines, regions, vector)
         return answer_regions(regions, rows, scores, vector, params, lexical, evidence)
 
     def _region_terms(self, loaded: _Loaded, regions: RegionTable, repository_id: int) -> RegionTerms:

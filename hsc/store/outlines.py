@@ -10,7 +10,7 @@ import numpy as np
 from hsc.store.database import Database
 from hsc.store.schema import blobs_to_matrix
 
-OutlineRow = tuple[str, int, int, str]  # path, first line, last line (0, 0: the file's), content hash
+OutlineRow = tuple[str, int, int, str]  # path, the definition's first and last line, content hash
 
 
 class OutlineTables(Database):
