@@ -181,7 +181,8 @@ def test_switching_backend_is_explicit_and_each_keeps_its_vectors(tmp_path, torc
         again = index.index(repo)
         assert again.leaves_embedded == first.leaves_embedded > 0
         assert index.repositories()[0]["embedding_model"] == "all-MiniLM-L6-v2"
-        made = first.leaves_embedded + first.definitions_embedded  # definition vectors are cached too
+        # Definition and outline vectors are cached too.
+        made = first.leaves_embedded + first.definitions_embedded + first.outlines_embedded
         assert index.stats()["tables"]["embeddings"] == 2 * made
 
 

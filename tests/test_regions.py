@@ -340,6 +340,14 @@ def test_the_class_benchmark_counts_each_miss_of_the_shipped_regions_once_by_its
     assert asked >= 2
     for level in ("top leaf", "its outermost definition", "its file", "by the spread of the top leaves"):
         assert f"first answer: {level}" in rows
+    # The outline vectors' variants are scored beside the shipped regions (hsc.quality.outline_variants).
+    for name in (
+        "regions + definitions max",
+        "outermost definitions + outline evidence 0.1",
+        "files ranked, file vector outline",
+        "outermost definitions nearest by outline alone",
+    ):
+        assert name in rows and len(rows[name]["strict_ranks"]) == asked
     misses = result["region_misses"]
     causes = {cause: count for cause, count in misses.items() if cause in MISS_CAUSES}
     assert set(misses) - set(causes) <= {"files among the top 10 of a miss"}

@@ -26,6 +26,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
 from hsc.index.estimate import record_rate
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
+from hsc.index.outlines import sync_outlines
 from hsc.model import FileReport, ParsedFile, common_scope, content_hash
 from hsc.params import CHUNK_FIELDS, Parameters, Settings
 from hsc.search.lexical import leaf_term_text
@@ -74,6 +75,8 @@ class IndexReport:
     leaves_embedded: int = 0
     leaves_from_cache: int = 0
     definitions_embedded: int = 0  # definition vectors (hsc.embed.definitions) made in this run
+    outlines: int = 0  # outline vectors the repository has (hsc.index.outlines)
+    outlines_embedded: int = 0  # of them, embedded in this run
     seconds: float = 0.0
     problems: list[FileReport] = field(default_factory=list)  # skipped and failed files, with reasons
     # Why the summaries of the hierarchies rebuilt in this run are not what was asked for ("" when they are).
@@ -289,6 +292,9 @@ def index_repository(
         report.changed_paths += gone
     # Leaves written by an hsc from before terms were indexed with them get theirs now.
     store.sync_leaf_terms(repository_id, leaf_term_text)
+    report.outlines, report.outlines_embedded = sync_outlines(
+        store, repository_id, model, params, loaded_embedder, bool(report.changed_paths)
+    )
     report.leaves = sum(f["leaf_count"] for f in store.files(repository_id))
     store.update_repository(
         repository_id,

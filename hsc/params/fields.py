@@ -57,6 +57,10 @@ REGION_DEFINITIONS = ("outermost", "all")
 # and the best leaf alone (as before); else BM25 over each definition's and file's whole text, its
 # names (an outline: its scope's, its methods' and attributes' names) or both.
 REGION_LEXICAL = ("off", "text+names", "names", "text")
+# Outline vectors of the definitions that hold others (hsc.embed.outlines), made
+# when a repository is indexed: "evidence" adds their cosine to a listed definition's score
+# (hsc.search.region_outlines); "off" makes none, and regions are scored as before.
+REGION_OUTLINES = ("evidence", "off")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.

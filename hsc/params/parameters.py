@@ -17,6 +17,7 @@ from hsc.params.fields import (
     REGION_DEFINITIONS,
     REGION_LEVELS,
     REGION_LEXICAL,
+    REGION_OUTLINES,
     REGION_NESTING,
     RETRIEVAL_MODES,
     SCOPE_NAMES,
@@ -412,6 +413,19 @@ class Parameters:
         "query",
         minimum=0.0,
         maximum=10.0,
+    )
+
+    # Chosen with `bench quality --regions` (docs/hierarchy.md, "Outline vectors"): standard library,
+    # class strict@10 +.022 [+.004, +.045], strict@1 +.100; 258 third-party class questions +.027
+    # [+.008, +.050]; module -.027 [-.068, .000] (standard library) and +.041 (third-party).
+    region_outlines: str = _p(
+        "evidence",
+        "Regions: 'evidence' embeds an outline (its signature and its members' signatures) of every "
+        "outermost definition that holds others when a repository is indexed, and a listed "
+        "definition gains 0.05 times its outline's cosine as a share of the best listed "
+        "definition's; 'off' = none (regions as before).",
+        "embed",
+        choices=REGION_OUTLINES,
     )
 
     def __post_init__(self) -> None:

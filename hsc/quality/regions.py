@@ -25,7 +25,9 @@ from hsc.params import Parameters
 from hsc.quality.catalog import Prepared
 from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
+from hsc.quality.outline_variants import ALL, every_outline_variants, outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
+from hsc.search.region_outlines import outline_evidence
 from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
 from hsc.search.regions import (
     DEFINITION,
@@ -44,6 +46,7 @@ K = 10
 BEST_SHARES = (1.0, 0.75, 0.5, 0.25, 0.0)
 LEAVES, BASELINE = "leaves (hybrid)", "outermost definition by best leaf"
 SHIPPED = "regions (hsc defaults)"
+WITHOUT_OUTLINES = "regions (hsc defaults, region_outlines off)"  # the shipped regions before outlines
 # Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
 MISS_CAUSES = (
     "no file or definition is the target",
@@ -200,6 +203,21 @@ def region_rankings(
         (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
         [stored.get(int(leaf_id), ("", "")) for leaf_id in table.leaf_ids],
     )
+    outlines = region_outlines(regions, table, definitions, corpus.embed_texts)
+    outlined = [r for r in outlines.rows.tolist() if regions.levels[r] == DEFINITION]
+    with_outline = sum(
+        any(strict_hit(t, _region_span(regions, r)) for r in outlined if regions.paths[r] == t.path)
+        for t in prepared.targets
+    )
+    report(
+        f"outline vectors: {len(outlines)} ({len(outlined)} definitions spanning several leaves, the rest"
+        f" files); targets answered strictly by an outlined definition: {with_outline}"
+        f" of {len(prepared.targets)}"
+    )
+    every_outline = region_outlines(regions, table, definitions, corpus.embed_texts, min_leaves=1)
+    report(f"outline vectors of every outermost definition with members, and files: {len(every_outline)}")
+    all_outline = region_outlines(regions, table, definitions, corpus.embed_texts, min_leaves=0)
+    report(f"outline vectors of every outermost definition, and files: {len(all_outline)}")
     out: dict[str, list[list[Span]]] = {}
 
     def put(name: str, spans: list[Span]) -> None:
@@ -272,6 +290,9 @@ def region_rankings(
                 ),
             )
         lexical_variants(regions, region_terms, rows, scores, vector, target.query, put)
+        outline_variants(regions, outlines, rows, scores, vector, put)
+        every_outline_variants(regions, every_outline, rows, scores, vector, put)
+        every_outline_variants(regions, all_outline, rows, scores, vector, put, ALL)
         lexical = None
         if params.region_lexical != "off":  # as hsc.search.searching gives it
             lexical = region_lexical(
@@ -283,16 +304,30 @@ def region_rankings(
                 params.region_lexical,
                 "own",
             )
+        # As hsc.search.searching gives it: the outlines of the definitions that hold others.
+        evidence = (
+            outline_evidence(every_outline, regions, vector) if params.region_outlines != "off" else None
+        )
         shipped, files = answer_regions(
-            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical, evidence
         )
         put(SHIPPED, _spans(shipped))
+        before = answer_regions(
+            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical
+        )
+        put(WITHOUT_OUTLINES, _spans(before[0]))
         put("files (hsc defaults)", _spans(files))
         for level, span in first_answers(regions, outer, rows.tolist(), table).items():
             put(f"first answer: {level}", [span])
         if collect_misses is not None:
             deeper = answer_regions(
-                regions, rows, scores, vector, dataclasses.replace(params, region_count=2 * K), lexical
+                regions,
+                rows,
+                scores,
+                vector,
+                dataclasses.replace(params, region_count=2 * K),
+                lexical,
+                evidence,
             )
             cause = miss_cause(regions, table, target, rows, _spans(deeper[0]))
             if cause is not None:

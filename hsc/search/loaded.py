@@ -15,6 +15,7 @@ from hsc.chunk.roles import file_role
 from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.params import Parameters, with_values
 from hsc.search.lexical import TermCounts
+from hsc.search.region_outlines import RegionOutlines
 from hsc.search.region_terms import RegionTerms
 from hsc.search.regions import RegionTable
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever
@@ -63,6 +64,8 @@ class _Loaded:
     regions: RegionTable | None = None
     # Their terms (hsc.search.region_terms), made on the first query with ``region_lexical`` on.
     region_terms: RegionTerms | None = None
+    # Their stored outline vectors (hsc.search.region_outlines), read on the first query; False: none.
+    region_outlines: RegionOutlines | bool | None = None
 
     @cached_property
     def mid_node_ids(self) -> list[str]:

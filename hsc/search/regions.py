@@ -17,6 +17,7 @@ share and the rest were chosen with ``bench quality --query-kind class|module|do
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -32,6 +33,10 @@ LEVELS = ("folder", "file", "definition", "group")
 FOLDER, FILE, DEFINITION, GROUP = range(4)
 # Definitions that are not regions of their own: the file's description (the file is one).
 NOT_REGIONS = frozenset({"file"})
+# With ``region_outlines = evidence``, a listed definition gains this times its outline's cosine as
+# a share of the best listed definition's (docs/hierarchy.md, "Outline vectors": 0.05 against
+# 0.075 and 0.1, which cost module questions more).
+OUTLINE_WEIGHT = 0.05
 
 
 @dataclass(frozen=True)
@@ -268,13 +273,18 @@ def _with_lexical(
     against files); by reciprocal rank with ``fusion`` "rrf"."""
     if fusion == "rrf":
         return fuse(fused, lexical, weight, fusion)
+    return fused + weight * _level_shares(regions, ids, lexical)
+
+
+def _level_shares(regions: RegionTable, ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each of ``values`` (one per region of ``ids``) as a share of the best of its level's."""
     share = np.zeros(len(ids))
     for level in np.unique(regions.levels[ids]):
         mask = regions.levels[ids] == level
-        top = float(lexical[mask].max())
+        top = float(values[mask].max())
         if top > 0:
-            share[mask] = lexical[mask] / top
-    return fused + weight * share
+            share[mask] = values[mask] / top
+    return share
 
 
 def rank_regions(
@@ -292,6 +302,9 @@ def rank_regions(
     lexical_weight: float = 0.0,
     fusion: str = "sum",
     extra: np.ndarray | None = None,
+    cosines: Callable[[np.ndarray], np.ndarray] | None = None,
+    outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
+    outline_weight: float = 0.0,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
@@ -302,7 +315,10 @@ def rank_regions(
     region (class-level lexical evidence, hsc.search.region_terms) added as ``lexical_weight`` x
     its share of the listed regions' best (``fusion`` "sum") or by reciprocal rank ("rrf");
     ``extra``: regions listed though no candidate leaf is theirs (their best leaf counted as the
-    weakest candidate's score, which it cannot beat)."""
+    weakest candidate's score, which it cannot beat). ``cosines``: region rows -> their vector
+    scores, in place of the pooled vectors' cosines (outline vectors, hsc.search.region_outlines).
+    ``outline_evidence``: region rows -> their outline's cosine (0 without one), added as
+    ``outline_weight`` x its share of the best among the listed regions of its level."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
@@ -320,7 +336,7 @@ def rank_regions(
     )
     if not len(ids):
         return []
-    pooled = regions.vectors[ids] @ query.astype(regions.vectors.dtype)
+    pooled = cosines(ids) if cosines else regions.vectors[ids] @ query.astype(regions.vectors.dtype)
     share = np.full(len(ids), best_share)
     if file_best_share is not None:
         share[regions.levels[ids] == FILE] = file_best_share
@@ -329,6 +345,8 @@ def rank_regions(
         fused = _with_lexical(
             regions, ids, fused, np.asarray(lexical, dtype=np.float64)[ids], lexical_weight, fusion
         )
+    if outline_evidence is not None and outline_weight > 0:
+        fused = fused + outline_weight * _level_shares(regions, ids, outline_evidence(ids))
     order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
     chosen: list[int] = []
     out: list[Region] = []
@@ -350,9 +368,12 @@ def rank_files(
     query: np.ndarray,
     count: int,
     best_share: float,
+    cosines: Callable[[np.ndarray], np.ndarray] | None = None,
+    outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
+    outline_weight: float = 0.0,
 ) -> list[Region]:
     """Every file ranked by ``best_share`` x its best candidate leaf's score (0 without one) + the
-    rest x its pooled vector's cosine with ``query``."""
+    rest x its pooled vector's cosine with ``query`` (``cosines``: as :func:`rank_regions`)."""
     files = regions.files
     if not len(files):
         return []
@@ -363,7 +384,7 @@ def rank_files(
     is_file = (places < len(files)) & (files[np.minimum(places, len(files) - 1)] == held)
     leaf_part = np.zeros(len(files))
     leaf_part[places[is_file]] = leaf_scores[is_file]
-    pooled = regions.file_vectors @ query.astype(regions.file_vectors.dtype)
+    pooled = cosines(files) if cosines else regions.file_vectors @ query.astype(regions.file_vectors.dtype)
     fused = best_share * leaf_part + (1 - best_share) * pooled
     order = top_k(fused, count)
     return [regions.region(int(files[i]), float(fused[i])) for i in order]
@@ -376,13 +397,16 @@ def answer_regions(
     query: np.ndarray,
     params: Parameters,
     lexical: np.ndarray | None = None,
+    outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[list[Region], list[Region]]:
     """A query's regions and files as :meth:`hsc.api.Index.query` gives them with ``params``: the
     regions of ``region_levels`` its candidate leaves fall in, and every file ranked. When the
     candidates give fewer than ``region_count`` regions (a small index, a narrow stage 1), the best
     files not yet listed fill the list, so it is as long as the index allows.
     ``lexical``: each region's lexical evidence (hsc.search.region_terms.region_lexical), added
-    with ``region_lexical_weight`` when ``region_lexical`` is not "off"."""
+    with ``region_lexical_weight`` when ``region_lexical`` is not "off". ``outline_evidence``:
+    region rows -> their outline's cosine (hsc.search.region_outlines.RegionOutlines.evidence),
+    added with :data:`OUTLINE_WEIGHT` (None: an index without outlines, scored as before)."""
     files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
     found = rank_regions(
         regions,
@@ -397,6 +421,8 @@ def answer_regions(
         params.file_best_share,
         lexical if params.region_lexical != "off" else None,
         params.region_lexical_weight,
+        outline_evidence=outline_evidence,
+        outline_weight=OUTLINE_WEIGHT if outline_evidence is not None else 0.0,
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}

@@ -12,6 +12,7 @@ import numpy as np
 from hsc.model import common_scope
 from hsc.params import Parameters
 from hsc.search.loaded import LoadedHierarchies, _Loaded
+from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
 from hsc.search.region_terms import (
     RegionTerms,
     build_region_terms,
@@ -65,7 +66,14 @@ class ResponseParts(LoadedHierarchies):
                 params.region_lexical,
                 "own",
             )
-        return answer_regions(regions, rows, scores, vector, params, lexical)
+        evidence = None
+        if params.region_outlines != "off":
+            if loaded.region_outlines is None:
+                repository_id = int(hierarchy["repository_id"])
+                loaded.region_outlines = load_outlines(self.store, repository_id, regions) or False
+            if isinstance(loaded.region_outlines, RegionOutlines):
+                evidence = outline_evidence(loaded.region_outlines, regions, vector)
+        return answer_regions(regions, rows, scores, vector, params, lexical, evidence)
 
     def _region_terms(self, loaded: _Loaded, regions: RegionTable, repository_id: int) -> RegionTerms:
         """A hierarchy's region terms: read from the side file made at its stamp, else made from

@@ -13,11 +13,14 @@ from hsc.store.evaluations import EvaluationTables
 from hsc.store.files import FileTables
 from hsc.store.hierarchies import HierarchyTables
 from hsc.store.jobs import JobTables
+from hsc.store.outlines import OutlineTables
 from hsc.store.queries import QueryTables
 from hsc.store.schema import APPLICATION_ID, SCHEMA_VERSION, identify
 
 __all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "Store", "identify"]
 
 
-class Store(FileTables, HierarchyTables, QueryTables, EvaluationTables, CodeFactTables, JobTables):
+class Store(
+    FileTables, HierarchyTables, QueryTables, EvaluationTables, CodeFactTables, JobTables, OutlineTables
+):
     """Typed access to the index database; the only class that speaks SQL."""

@@ -146,6 +146,17 @@ CREATE TABLE IF NOT EXISTS leaf_facts (
     uses TEXT NOT NULL,
     refs TEXT NOT NULL DEFAULT '[]'  -- member references (self.x, mod.f); added by a migration
 );
+-- The outline of each outermost definition that holds others (hsc.embed.outlines, made by
+-- hsc.index.outlines), by the content hash of its text: its vector is the embedding under that
+-- hash (hsc.search.region_outlines).
+CREATE TABLE IF NOT EXISTS outline_vectors (
+    repository_id INTEGER NOT NULL REFERENCES repositories(id) ON DELETE CASCADE,
+    path TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    content_hash TEXT NOT NULL,
+    PRIMARY KEY (repository_id, path, start_line, end_line)
+);
 -- Which name each of a file's imports binds, and to what (hsc.model.ImportBinding).
 CREATE TABLE IF NOT EXISTS import_bindings (
     file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,

@@ -1,0 +1,69 @@
+"""Outline vectors made when a repository is indexed (``region_outlines``; hsc.embed.outlines).
+
+After the files are written, every file's definition outlines are made from what the store already holds
+(its definitions, its leaves' lines; nothing is parsed again), the ones whose text is not in
+the vector cache are embedded, and the repository's outline rows are replaced in one
+transaction. An outline whose text is unchanged keeps its cached vector, so a run that changed
+nothing embeds nothing. With ``region_outlines = off`` the rows are removed: the regions are
+then scored as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hsc.embed import Embedder
+from hsc.embed.outlines import FILE_KEY, file_outlines, module_scope
+from hsc.model import content_hash
+from hsc.params import Parameters
+from hsc.search.region_outlines import OFF_KEY
+from hsc.store import Store
+from hsc.store.outlines import OutlineRow
+
+# Outlines for every outermost definition that holds others, in one leaf or more (a file's own
+# outline measured no help as evidence: it is not made).
+MIN_LEAVES = 1
+
+
+def repository_outlines(store: Store, repository_id: int) -> dict[tuple[str, int, int], str]:
+    """(path, first line, last line) -> outline text of every outline the repository has."""
+    definitions = store.definitions(repository_id)
+    out: dict[tuple[str, int, int], str] = {}
+    for path, (scopes, starts, ends) in store.leaf_lines(repository_id).items():
+        found = definitions.get(path, [])
+        scope = module_scope(path, found, scopes)
+        for (start, end), text in file_outlines(scope, found, starts, ends, MIN_LEAVES).items():
+            if (start, end) != FILE_KEY:
+                out[(path, start, end)] = text
+    return out
+
+
+def sync_outlines(
+    store: Store,
+    repository_id: int,
+    model: str,
+    params: Parameters,
+    get_embedder: Callable[[], Embedder],
+    changed: bool = True,
+) -> tuple[int, int]:
+    """Make the repository's outline rows match its files; (outlines, texts embedded now).
+    ``changed`` False (no file written or removed in this run): nothing is read when the rows
+    were made for the same value of the option."""
+    key = OFF_KEY.format(repository_id=repository_id)
+    if not changed and store.meta(key) == params.region_outlines:
+        return store.outline_count(repository_id), 0
+    if params.region_outlines == "off":
+        store.replace_outlines(repository_id, [])
+        store.set_meta(key, "off")
+        return 0, 0
+    texts = repository_outlines(store, repository_id)
+    hashes = {span: content_hash(text) for span, text in texts.items()}
+    cached = store.cached_vectors(model, hashes.values())
+    missing = {h: texts[span] for span, h in hashes.items() if h not in cached}
+    if missing:
+        vectors = get_embedder().embed(list(missing.values()), batch_size=params.embedding_batch_size)
+        store.save_vectors(model, dict(zip(missing, vectors)))  # vectors first, then the rows
+    rows: list[OutlineRow] = [(path, start, end, h) for (path, start, end), h in hashes.items()]
+    store.replace_outlines(repository_id, rows)
+    store.set_meta(key, params.region_outlines)  # last: a run killed before it makes them again
+    return len(rows), len(missing)
