@@ -14,6 +14,7 @@ end before a signal sent "soon after" exited 0 and failed the test under load).
 from __future__ import annotations
 
 import re
+import signal
 import sys
 import time
 
@@ -47,5 +48,9 @@ class PausingStderr:
 
 
 if __name__ == "__main__":
+    # A command typed in a terminal starts with Ctrl-C's default; a test run started in the
+    # background of a shell without job control inherits SIGINT ignored, and Python then keeps
+    # it ignored (no KeyboardInterrupt ever comes). Start as the terminal would.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.stderr = PausingStderr(sys.stderr)
     raise SystemExit(main(["index", *sys.argv[1:]]))
