@@ -141,3 +141,13 @@ def test_the_resolver_reads_the_top_level_and_members_either_way() -> None:
         members = {d.name for d in facts.members(facts.top["Cart"])}
         assert members == {"Cart", "add", "Line"}, scopes  # not Receipt, the file's other class
         assert {d.name for d in facts.members(facts.top["Receipt"])} == {"print"}
+
+
+def test_the_file_outline_starts_with_the_files_scope_either_way() -> None:
+    from hsc.embed.outlines import module_scope
+
+    path = "src/main/java/com/example/shop/Cart.java"
+    for scopes in ("once", "seed"):
+        result = cut_file(CART, path, "java", Parameters(java_class_scopes=scopes, **SMALL), COUNTER)
+        shown = [d for d in result.definitions if d.kind != "file"]  # no file comment in CART
+        assert module_scope(path, shown, [leaf.scope for leaf in result.leaves]) == f"{PACKAGE}.Cart"
