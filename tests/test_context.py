@@ -286,7 +286,7 @@ def test_a_class_is_given_by_its_skeleton(code_index):
         (
             "java/com/shop/Cart.java",
             "int total",
-            {"java.com.shop.Money.Money.cents": "java/com/shop/Money.java"},
+            {"java.com.shop.Money.cents": "java/com/shop/Money.java"},
         ),
     ],
 )
@@ -299,7 +299,7 @@ def test_other_languages_resolve_same_file_definitions_and_named_imports(code_in
 def test_this_and_package_scope(code_index):
     index, root = code_index
     assert uses_of(index, root, "web/cart.js", "checkout(items)").get("web.cart.Cart.count") == "web/cart.js"
-    assert uses_of(index, root, "java/com/shop/Cart.java", "int total").get("java.com.shop.Cart.Cart.count")
+    assert uses_of(index, root, "java/com/shop/Cart.java", "int total").get("java.com.shop.Cart.count")
     # Go: a function of another file of the same package (folder)
     assert uses_of(index, root, "svc/main.go", "func run").get("svc.other.other") == "svc/other.go"
 

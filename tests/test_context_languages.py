@@ -1,5 +1,6 @@
 """Context packs for the tabled languages: C#, PHP, Kotlin, Scala and Swift resolve what a hit uses
-from other files (imports, namespaces, packages, targets) and through ``this``/``self``/``$this``.
+from other files (imports, namespaces, packages, targets) and through ``this``/``self``/``$this``;
+Java's with its class named once or twice in its scopes (java_class_scopes).
 
 Small real projects indexed with the real model into real SQLite; the resolver reads only what
 the index stored."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_context import check_pack, uses_of, write
+from test_context import check_pack, definition_line, source_of, uses_of, write
 
 from hsc.api import Index
 from hsc.chunk.parse import cut_file
@@ -387,3 +388,103 @@ def test_imports_bind_as_their_tables_read_them():
         ImportBinding("E", "b.c", "D", 0, 3),
         ImportBinding("*", "f.g", "*", 0, 4),
     ]
+
+
+# Java: a file named after its class scopes it once (java_class_scopes "once", the default); an
+# index made with "seed" (or before the option) names the file and then the class. The resolver
+# reads both.
+JAVA_FILES = {
+    "java/com/shop/Money.java": """
+        package com.shop;
+
+        public class Money {
+            private final int euros;
+
+            public Money(int euros) {
+                this.euros = euros;
+            }
+
+            public static int cents(int euros) {
+                return euros * 100;
+            }
+
+            public int doubled() {
+                return euros * 2;
+            }
+        }
+        """,
+    "java/com/shop/Cart.java": """
+        package com.shop;
+
+        import com.shop.Money;
+
+        public class Cart {
+            int count() {
+                return 3;
+            }
+
+            int total() {
+                Money paid = new Money(this.count());
+                return Money.cents(this.count()) + Receipt.fee() + paid.doubled();
+            }
+        }
+
+        class Receipt {
+            static int fee() {
+                return 1;
+            }
+        }
+        """,
+}
+
+
+@pytest.fixture(scope="module", params=["once", "seed"])
+def java_index(request, tmp_path_factory, embedder):
+    root = tmp_path_factory.mktemp(f"java-{request.param}") / "repo"
+    write(root, JAVA_FILES)
+    index = Index.open(root.parent / "index.db", embedder=embedder)
+    params = Parameters(minimum_chunk_token_length=0, maximum_chunk_token_length=48)
+    index.index(root, Parameters(**{**params.__dict__, "java_class_scopes": request.param}))
+    yield index, root, request.param
+    index.close()
+
+
+def test_java_uses_resolve_with_the_class_named_once_or_twice(java_index):
+    index, root, scopes = java_index
+    uses = uses_of(index, root, "java/com/shop/Cart.java", "int total")
+    twice = ".Cart" if scopes == "seed" else ""
+    money = "java.com.shop.Money" + (".Money" if scopes == "seed" else "")
+    assert {
+        f"{money}.cents": "java/com/shop/Money.java",  # import com.shop.Money;
+        f"java.com.shop.Cart{twice}.count": "java/com/shop/Cart.java",  # this.count()
+        "java.com.shop.Cart.Receipt.fee": "java/com/shop/Cart.java",  # another type of the file
+        money: "java/com/shop/Money.java",  # new Money(...)
+    }.items() <= uses.items()
+
+
+def test_a_java_class_named_by_its_file_is_shown_by_its_skeleton(java_index):
+    index, root, _scopes = java_index
+    source = source_of(index, root)
+    start = definition_line(root, "java/com/shop/Cart.java", "int total")
+    found = source.dependencies("java/com/shop/Cart.java", start, start + 3)
+    money = next(d for d in found if d.definition.kind == "class" and d.definition.name == "Money")
+    shown = {line for first, last in money.runs for line in range(first, last + 1)}
+    lines = (root / "java/com/shop/Money.java").read_text().splitlines()
+    text = "\n".join(lines[n - 1] for n in sorted(shown))
+    assert "public class Money {" in text and "public Money(int euros) {" in text
+    assert "cents" not in text and "doubled" not in text
+
+
+def test_the_java_pack_names_the_class_as_its_index_does(java_index):
+    index, root, scopes = java_index
+    pack = index.context(
+        "cart total in cents", 2000, path_prefix="java/", language="java", context_dependency_hits=1
+    )
+    check_pack(pack, root)
+    cart = "java.com.shop.Cart" + (".Cart" if scopes == "seed" else "")
+    spans = [(span.role, span.reason) for span in pack.spans]
+    assert any(
+        role == "definition" and reason.startswith(f"{cart}, which holds") and f"hit {cart}.total" in reason
+        for role, reason in spans
+    ), spans
+    assert ("uses", f"{cart} calls java.com.shop.Cart.Receipt.fee (as Receipt.fee)") in spans, spans

@@ -44,9 +44,22 @@ class Item:
 class SyntaxCutter(Packer):
     """Cuts one parsed file into pieces along its syntax tree."""
 
-    def __init__(self, data: bytes, params: Parameters, counter: TokenCounter, language: str = "") -> None:
+    def __init__(
+        self,
+        data: bytes,
+        params: Parameters,
+        counter: TokenCounter,
+        language: str = "",
+        file_type: str = "",
+        package: str = "",
+    ) -> None:
         super().__init__(data, params, counter)
         self.language = language  # the grammar.py functions answer from its own tables when it has some
+        # The top-level type the file's own scope names already (java_class_scopes 'once'), or "",
+        # and the scope of the file's own statements then (its folders: the package they declare),
+        # so that they stay apart from the type's pieces, which share the file's scope.
+        self.file_type = file_type
+        self.package = package
         self.traits = params.scope_names == "language"  # a Rust impl names its trait too
         self.attribute_docstrings = language == "python" and params.attribute_docstrings == "joined"
         # Overload signatures are TypeScript's (JavaScript's grammar has none).
@@ -201,19 +214,21 @@ class SyntaxCutter(Packer):
         statements between them packed up to the maximum."""
         pieces: list[Piece] = []
         run: list[Atom] = []
+        statements = self.package if self.package and not group else scope
         for event in self.container_events(children, lo, hi):
             if isinstance(event, Atom):
                 run.append(event)
                 continue
-            pieces.extend(self.pack(run, scope, group, statements=True))
+            pieces.extend(self.pack(run, statements, group, statements=True))
             run = []
             pieces.extend(self.definition_pieces(event, scope, group))
-        pieces.extend(self.pack(run, scope, group, statements=True))
+        pieces.extend(self.pack(run, statements, group, statements=True))
         return pieces
 
     def definition_pieces(self, item: Item, parent_scope: str, parent_group: tuple[int, ...]) -> list[Piece]:
         node_type, name, body = describe(self.data, item.node, self.language, self.traits)
-        scope = f"{parent_scope}.{name}" if name else parent_scope
+        named_by_file = name == self.file_type and not parent_group  # at the top level only
+        scope = f"{parent_scope}.{name}" if name and not named_by_file else parent_scope
         tokens = self.measure(item.lo, item.hi)
         if tokens >= 0:
             start, end = self.trim(item.lo, item.hi)

@@ -109,9 +109,17 @@ class FactReader:
     """Reads one parsed file's definitions and per-leaf facts."""
 
     def __init__(
-        self, data: bytes, language: str, module_scope: str, traits: bool = False, overloads: bool = False
+        self,
+        data: bytes,
+        language: str,
+        module_scope: str,
+        traits: bool = False,
+        overloads: bool = False,
+        file_type: str = "",
     ) -> None:
         self.data = data
+        # The top-level type the file's own scope names already (java_class_scopes 'once'), or "".
+        self.file_type = file_type
         self.traits = traits  # scope_names "language": a Rust impl names its trait too
         # overload_signatures "joined" (TypeScript): the doc above the first signature is the function's
         self.overloads = overloads
@@ -213,6 +221,8 @@ class FactReader:
             end = next((c.start_byte for c in body.children if c.type == "{"), end)
         signature = self.header(start, self.signature_start(start), end)
         qualified = f"{scope}.{name}" if scope else name
+        if name == self.file_type and not parent_kind:  # a top-level type named by its file: once
+            qualified = scope
         short_name = name.rsplit(".", 1)[-1]
         doc = self.docstring(body) or self.comment_above(outer)
         if not doc and self.overloads:

@@ -52,6 +52,16 @@ def module_name(rel_path: str) -> str:
     return ".".join(names)
 
 
+def file_named_type(scope: str, language: str, params: Parameters) -> str:
+    """The name a top-level type of the file is given once, by the file's scope alone: Java names a
+    file after its public class, so ``Bridge.java``'s class ``Bridge`` is scoped ``...Bridge`` and its
+    methods ``...Bridge.initWebView`` (java_class_scopes 'once'); its statements (``package``,
+    ``import``) are then scoped by its folders, the package they declare; "" for none."""
+    if language != "java" or params.java_class_scopes != "once":
+        return ""
+    return scope.rsplit(".", 1)[-1]
+
+
 _PARSERS = threading.local()
 
 
@@ -115,9 +125,11 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     minimum = params.minimum_for(language)  # leaf_minimums: Rust's thin methods keep neighbours
     if minimum != params.minimum_chunk_token_length:
         params = dataclasses.replace(params, minimum_chunk_token_length=minimum)
-    cutter = SyntaxCutter(data, params, counter, language)
-    root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     scope = module_name(rel_path)
+    file_type = file_named_type(scope, language, params)
+    package = scope.rpartition(".")[0] if file_type else ""  # the folders: Java's package
+    cutter = SyntaxCutter(data, params, counter, language, file_type, package)
+    root = parser_for(language).parse(data).root_node  # parsed once: the cut and the facts share it
     if language == "go" and params.scope_names == "language":
         scope = go_package_scope(data, root, scope)
     if root.child_count:
@@ -125,7 +137,7 @@ def _cut_ast(source: str, rel_path: str, language: str, params: Parameters, coun
     else:
         pieces = cutter.pack(cutter.line_atoms(0, len(data), root.type), scope, (), statements=True)
     leaves = cutter.leaves(cutter.merge_small(pieces), rel_path, language, "ast")
-    reader = FactReader(data, language, scope, cutter.traits, cutter.overloads)
+    reader = FactReader(data, language, scope, cutter.traits, cutter.overloads, file_type)
     definitions, facts = reader.read(root, leaves)
     return Cut(leaves, definitions, facts, _syntax_error_lines(root), reader.bindings)
 

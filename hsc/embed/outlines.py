@@ -91,9 +91,14 @@ def file_outlines(
 
 
 def module_scope(path: str, definitions: Sequence[Definition], leaf_scopes: Sequence[str]) -> str:
-    """The scope a file's outline starts with: its own description's scope (the module), else
-    the scope its leaves share, else its path."""
+    """The scope a file's outline starts with: its own description's scope (the module), or a
+    type's that its file is named after, else the scope its leaves share, else its path."""
     own = next((d.scope for d in definitions if d.kind in NOT_OUTLINED), "")
     if own:
         return own
+    from hsc.chunk.parse import module_name  # the chunker's name of a file, read where it is needed
+
+    module = module_name(path)
+    if any(d.scope == module for d in definitions):  # a Java type named by its file (java_class_scopes)
+        return module  # not the package its statements are scoped by
     return common_scope(list(leaf_scopes)) or path

@@ -190,8 +190,12 @@ def _owning_type(definition: Definition, module_scope: str) -> str:
     if definition.kind != "method":
         return ""
     parent = definition.scope.rpartition(".")[0]
-    if module_scope and (parent == module_scope or not parent.startswith(module_scope + ".")):
-        return parent.rpartition(".")[2] if parent != module_scope else ""
+    if module_scope and parent == module_scope:
+        # A method right below the module: of the type its Java file is named after (scoped once,
+        # java_class_scopes 'once'); no other language scopes a method so.
+        return parent.rpartition(".")[2]
+    if module_scope and not parent.startswith(module_scope + "."):
+        return parent.rpartition(".")[2]
     return parent[len(module_scope) + 1 :] if module_scope else parent
 
 

@@ -67,6 +67,8 @@ SCOPE_NAMES = ("path", "language")
 ATTRIBUTE_DOCSTRINGS = ("joined", "seed")
 # Where TypeScript's overload signatures go: with the implementation they declare, or units of their own.
 OVERLOAD_SIGNATURES = ("joined", "seed")
+# How a Java file named after its top-level type (Bridge.java, class Bridge) names that type in scopes.
+JAVA_CLASS_SCOPES = ("once", "seed")
 # How many results a query that joins split definitions' pieces hands back (hsc.search.answers).
 JOINED_RESULTS = ("full", "seed")
 

@@ -12,6 +12,7 @@ from hsc.params.fields import (
     BOUNDARY_RULES,
     DEFINITION_VECTORS,
     FRAGMENT_MERGING,
+    JAVA_CLASS_SCOPES,
     JOINED_RESULTS,
     OVERLOAD_SIGNATURES,
     REGION_DEFINITIONS,
@@ -107,6 +108,16 @@ class Parameters:
         "method's trait after its type (Date.Display.fmt of `impl Display for Date`).",
         "chunk",
         choices=SCOPE_NAMES,
+    )
+    # Issue 35: Java names each file after its public class, so its methods' scopes said the class
+    # twice (capacitor-android.com.getcapacitor.Bridge.Bridge.initWebView). Measured in docs/languages.md.
+    java_class_scopes: str = _p(
+        "once",
+        "'once': a Java file named after its top-level type (Bridge.java holding class Bridge) names "
+        "that type once in its scopes (com.getcapacitor.Bridge.initWebView; other types keep both "
+        "names); 'seed': the file's path, then the type (com.getcapacitor.Bridge.Bridge.initWebView).",
+        "chunk",
+        choices=JAVA_CLASS_SCOPES,
     )
     # Measured on the standard-library benchmark and third-party code (README, "Definition vectors").
     definition_vectors: str = _p(
@@ -461,6 +472,8 @@ class Parameters:
             key += f";attribute_docstrings={self.attribute_docstrings}"
         if self.overload_signatures != "seed":
             key += f";overloads={self.overload_signatures}"
+        if self.java_class_scopes != "seed":
+            key += f";java_classes={self.java_class_scopes}"
         return key if self.definition_vectors == "off" else f"{key};definitions={self.definition_vectors}"
 
     def hierarchy_params(self) -> dict[str, Any]:
@@ -478,4 +491,5 @@ CHUNK_FIELDS = (
     "leaf_minimums",
     "attribute_docstrings",
     "overload_signatures",
+    "java_class_scopes",
 )

@@ -53,17 +53,40 @@ class FileFacts:
         return module_of(self.path)
 
     @cached_property
+    def file_type(self) -> str:
+        """The name of a top-level type its file is named after (``Bridge`` of ``Bridge.java``)."""
+        return self.module.rsplit(".", 1)[-1]
+
+    def named_by_file(self, definition: Definition) -> bool:
+        """A top-level type scoped by its file's name alone (Java, java_class_scopes 'once':
+        ``pkg.Bridge`` for class ``Bridge`` of ``pkg/Bridge.java``; an index made with 'seed' has
+        ``pkg.Bridge.Bridge``, which the top level's rule finds)."""
+        return (
+            definition.kind not in ("file", "namespace")
+            and definition.scope == self.module
+            and definition.name == self.file_type
+        )
+
+    @cached_property
     def top(self) -> dict[str, Definition]:
         """Definitions made at the file's top level, or directly in a namespace it declares (C#
         ``namespace A { class C {} }``), by name (the first of a name wins); not the namespaces."""
         prefix = f"{self.module}." if self.module else ""
         opened = {f"{d.scope}." for d in self.definitions if d.kind == "namespace"}
+        # The members of a type scoped by its file's name share the top level's scope: its lines
+        # tell them apart.
+        named = [d for d in self.definitions if self.named_by_file(d)]
         out: dict[str, Definition] = {}
         for definition in self.definitions:
             if definition.kind in ("file", "namespace"):
                 continue
-            if definition.scope == prefix + definition.name or (
-                opened and definition.scope[: -len(definition.name)] in opened
+            line = definition.start_line
+            if any(d is not definition and d.start_line <= line <= d.end_line for d in named):
+                continue  # a member of the type named by the file
+            if (
+                definition.scope == prefix + definition.name
+                or self.named_by_file(definition)
+                or (opened and definition.scope[: -len(definition.name)] in opened)
             ):
                 out.setdefault(definition.name, definition)
         return out
@@ -84,10 +107,16 @@ class FileFacts:
     def members(self, owner: Definition) -> list[Definition]:
         """The definitions directly inside ``owner`` (and, in Rust, in its ``impl`` blocks)."""
         prefix = owner.scope + "."
+        # A type named by its file shares its scope with the file: the file's other top-level
+        # types are not its members, so its own lines bound them.
+        inside = self.named_by_file(owner)
         return [
             d
             for d in self.definitions
-            if d.scope.startswith(prefix) and "." not in d.scope[len(prefix) :] and d is not owner
+            if d.scope.startswith(prefix)
+            and "." not in d.scope[len(prefix) :]
+            and d is not owner
+            and (not inside or owner.start_line <= d.start_line <= owner.end_line)
         ]
 
     def bound(self, local: str) -> list[ImportBinding]:
