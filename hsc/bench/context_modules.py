@@ -21,8 +21,8 @@ from hsc.search.assemble import top_level
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource
 from hsc.search.module_rule import MODULE_TOP, file_lead, file_margin, file_over_leaf, module_question
-from hsc.search.region_terms import build_region_terms, region_lexical
-from hsc.search.regions import DEFINITION, FILE, Region, answer_regions, build_regions
+from hsc.search.region_terms import region_lexical, stored_region_terms
+from hsc.search.regions import Region, answer_regions, build_regions
 
 # The outline variants packed beside the run's own pack (at the defaults: file-over-leaf -0.04, 100
 # tokens): (rule, margin, tokens).
@@ -100,12 +100,7 @@ def rank_files_per_query(prepared: Prepared, hybrid: TwoStage, plan: Any) -> Fil
     terms = None
     if params.region_lexical != "off":
         stored = corpus.store.leaf_term_texts(corpus.repository_id)
-        terms = build_region_terms(
-            regions.lo,
-            regions.hi,
-            (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
-            [stored.get(int(leaf_id), ("", "")) for leaf_id in table.leaf_ids],
-        )
+        terms = stored_region_terms(regions, table.leaf_ids, stored)
     file_row = {regions.paths[int(r)]: int(r) for r in regions.files}
     out = FileRankings([], [], [], [])
     for target, vector in zip(prepared.targets, prepared.query_vectors):

@@ -24,6 +24,7 @@ from hsc.params.config import (
 from hsc.params.fields import (
     ATTRIBUTE_DOCSTRINGS,
     BOUNDARY_RULES,
+    CONTEXT_MODULE_RULES,
     DEFINITION_VECTORS,
     FRAGMENT_MERGING,
     JAVA_CLASS_SCOPES,
@@ -59,6 +60,7 @@ from hsc.params.settings import (
 __all__ = [
     "ATTRIBUTE_DOCSTRINGS",
     "BOUNDARY_RULES",
+    "CONTEXT_MODULE_RULES",
     "CHUNK_FIELDS",
     "DEFAULT_ENCODER",
     "DEFAULT_MODEL",

@@ -61,6 +61,11 @@ REGION_LEXICAL = ("off", "text+names", "names", "text")
 # when a repository is indexed: "evidence" adds their cosine to a listed definition's score
 # (hsc.search.region_outlines); "off" makes none, and regions are scored as before.
 REGION_OUTLINES = ("evidence", "off")
+# What tells a module question in the context pack (hsc.search.module_rule): where the top hits lie
+# (the first one tried), the file ranking's best file by a margin over the second, the region list
+# putting a file first (by a margin over its best definition), the best file scoring within a margin
+# of its own best hit (its pooled vector fits the question nearly as well as its best leaf).
+CONTEXT_MODULE_RULES = ("file-over-leaf", "top-hits", "file-margin", "region-first")
 # What a scope says beyond the file's path and the definitions' names (hsc.chunk.grammar, hsc.chunk.parse).
 SCOPE_NAMES = ("path", "language")
 # Where a Python string statement right after an assignment (its PEP 257 attribute docstring) goes.

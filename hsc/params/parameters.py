@@ -10,6 +10,7 @@ from hsc.chunk.roles import parse_roles
 from hsc.params.fields import (
     ATTRIBUTE_DOCSTRINGS,
     BOUNDARY_RULES,
+    CONTEXT_MODULE_RULES,
     DEFINITION_VECTORS,
     FRAGMENT_MERGING,
     JAVA_CLASS_SCOPES,
@@ -349,7 +350,7 @@ class Parameters:
         "by context_module_margin). Stdlib, file-over-leaf -0.04: fires on 45 % of module questions, "
         "13 % of function and 29 % of class questions (top-hits: 34 / 58 / 58 %).",
         "query",
-        choices=("file-over-leaf", "top-hits", "file-margin", "region-first"),
+        choices=CONTEXT_MODULE_RULES,
     )
     context_module_margin: float = _p(
         -0.04,

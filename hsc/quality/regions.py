@@ -28,7 +28,7 @@ from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.outline_variants import ALL, every_outline_variants, outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
 from hsc.search.region_outlines import outline_evidence
-from hsc.search.region_terms import RegionTerms, bm25, build_region_terms, region_lexical
+from hsc.search.region_terms import RegionTerms, bm25, region_lexical, stored_region_terms
 from hsc.search.regions import (
     DEFINITION,
     FILE,
@@ -197,12 +197,7 @@ def region_rankings(
     report(f"regions: {len(regions)} ({int((regions.levels == DEFINITION).sum())} definitions)")
     outer, inner = _enclosing(regions, True), _enclosing(regions, False)
     stored = corpus.store.leaf_term_texts(corpus.repository_id)
-    region_terms = build_region_terms(
-        regions.lo,
-        regions.hi,
-        (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
-        [stored.get(int(leaf_id), ("", "")) for leaf_id in table.leaf_ids],
-    )
+    region_terms = stored_region_terms(regions, table.leaf_ids, stored)
     outlines = region_outlines(regions, table, definitions, corpus.embed_texts)
     outlined = [r for r in outlines.rows.tolist() if regions.levels[r] == DEFINITION]
     with_outline = sum(

@@ -11,11 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-# The rules, as hsc.params lists them: where the top hits lie (the first one tried), the file
-# ranking's best file by a margin over the second, the region list putting a file first (by a
-# margin over its best definition), the best file scoring within a margin of its own best hit (its
-# pooled vector fits the question nearly as well as its best leaf; the shipped rule).
-MODULE_RULES = ("top-hits", "file-margin", "region-first", "file-over-leaf")
+from hsc.params import CONTEXT_MODULE_RULES
+
+# The rules, as hsc.params lists them (the shipped one first).
+MODULE_RULES = CONTEXT_MODULE_RULES
 # "top-hits": a question is about a module when this many of its top MODULE_TOP hits lie in the
 # best hit's file.
 MODULE_HITS = 3

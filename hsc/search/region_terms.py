@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from hsc.search.lexical import terms
-from hsc.search.regions import DEFINITION, FILE, run_membership
+from hsc.search.regions import DEFINITION, FILE, RegionTable, run_membership
 
 K1, B = 1.2, 0.75
 FIELDS = ("text", "names")
@@ -83,6 +83,19 @@ def build_region_terms(
         sparse.csc_matrix(membership @ text),
         sparse.csc_matrix(membership @ names),
         np.asarray(ranked, dtype=bool),
+    )
+
+
+def stored_region_terms(
+    regions: RegionTable, leaf_ids: Sequence[int], stored: dict[int, tuple[str, str]]
+) -> RegionTerms:
+    """The term counts of ``regions`` from the store's ``(names, terms)`` of each leaf (by leaf id,
+    ``leaf_ids`` in row order); document frequencies over the files and outermost definitions."""
+    return build_region_terms(
+        regions.lo,
+        regions.hi,
+        (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
+        [stored.get(int(leaf_id), ("", "")) for leaf_id in leaf_ids],
     )
 
 

@@ -15,14 +15,12 @@ from hsc.search.loaded import LoadedHierarchies, _Loaded
 from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
 from hsc.search.region_terms import (
     RegionTerms,
-    build_region_terms,
     region_lexical,
     region_terms_arrays,
     region_terms_from_arrays,
+    stored_region_terms,
 )
 from hsc.search.regions import (
-    DEFINITION,
-    FILE,
     Region,
     RegionTable,
     answer_regions,
@@ -83,12 +81,7 @@ class ResponseParts(LoadedHierarchies):
         if saved is not None and int(saved["shape"][0]) == len(regions):
             return region_terms_from_arrays(saved)
         stored = self.store.leaf_term_texts(repository_id)
-        made = build_region_terms(
-            regions.lo,
-            regions.hi,
-            (regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost),
-            [stored.get(int(leaf_id), ("", "")) for leaf_id in loaded.table.leaf_ids],
-        )
+        made = stored_region_terms(regions, loaded.table.leaf_ids, stored)
         if whole and not self.store.read_only:
             self._side.save_region_terms(loaded.hierarchy_id, loaded.stamp, region_terms_arrays(made))
         return made
