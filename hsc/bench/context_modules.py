@@ -21,7 +21,7 @@ from hsc.search.assemble import top_level
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource
 from hsc.search.module_rule import MODULE_TOP, file_lead, file_margin, file_over_leaf, module_question
-from hsc.search.region_terms import region_lexical, stored_region_terms
+from hsc.search.region_terms import listed_region_lexical, stored_region_terms
 from hsc.search.regions import Region, answer_regions, build_regions
 
 # The outline variants packed beside the run's own pack (at the defaults: file-over-leaf -0.04, 100
@@ -109,15 +109,7 @@ def rank_files_per_query(prepared: Prepared, hybrid: TwoStage, plan: Any) -> Fil
         scores = np.array([h.score for h in found.leaves], dtype=np.float64)
         lexical = None
         if terms is not None:
-            lexical = region_lexical(
-                terms,
-                regions.levels,
-                regions.lo,
-                regions.outermost,
-                target.query,
-                params.region_lexical,
-                "own",
-            )
+            lexical = listed_region_lexical(terms, regions, target.query, params.region_lexical)
         listed, files = answer_regions(regions, rows, scores, vector, params, lexical)
         out.files.append(files)
         out.regions.append(listed)

@@ -28,7 +28,7 @@ from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.outline_variants import ALL, every_outline_variants, outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
 from hsc.search.region_outlines import outline_evidence
-from hsc.search.region_terms import RegionTerms, bm25, region_lexical, stored_region_terms
+from hsc.search.region_terms import RegionTerms, bm25, listed_region_lexical, stored_region_terms
 from hsc.search.regions import (
     DEFINITION,
     FILE,
@@ -290,15 +290,7 @@ def region_rankings(
         every_outline_variants(regions, all_outline, rows, scores, vector, put, ALL)
         lexical = None
         if params.region_lexical != "off":  # as hsc.search.searching gives it
-            lexical = region_lexical(
-                region_terms,
-                regions.levels,
-                regions.lo,
-                regions.outermost,
-                target.query,
-                params.region_lexical,
-                "own",
-            )
+            lexical = listed_region_lexical(region_terms, regions, target.query, params.region_lexical)
         # As hsc.search.searching gives it: the outlines of the definitions that hold others.
         evidence = (
             outline_evidence(every_outline, regions, vector) if params.region_outlines != "off" else None

@@ -169,3 +169,11 @@ def region_lexical(
             file_of = file_rows[np.searchsorted(lo[file_rows], lo[definitions], side="right") - 1]
             np.maximum.at(out, file_of, out[definitions])
     return out
+
+
+def listed_region_lexical(
+    region_terms: RegionTerms, regions: RegionTable, query: str, field: str
+) -> np.ndarray:
+    """:func:`region_lexical` as a query gives it (``Index.query``): the outermost definitions' and the
+    files' own BM25 in ``field`` (``region_lexical``)."""
+    return region_lexical(region_terms, regions.levels, regions.lo, regions.outermost, query, field, "own")

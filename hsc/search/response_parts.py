@@ -15,7 +15,7 @@ from hsc.search.loaded import LoadedHierarchies, _Loaded
 from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
 from hsc.search.region_terms import (
     RegionTerms,
-    region_lexical,
+    listed_region_lexical,
     region_terms_arrays,
     region_terms_from_arrays,
     stored_region_terms,
@@ -55,15 +55,7 @@ class ResponseParts(LoadedHierarchies):
         if params.region_lexical != "off":
             if loaded.region_terms is None:
                 loaded.region_terms = self._region_terms(loaded, regions, int(hierarchy["repository_id"]))
-            lexical = region_lexical(
-                loaded.region_terms,
-                regions.levels,
-                regions.lo,
-                regions.outermost,
-                text,
-                params.region_lexical,
-                "own",
-            )
+            lexical = listed_region_lexical(loaded.region_terms, regions, text, params.region_lexical)
         evidence = None
         if params.region_outlines != "off":
             if loaded.region_outlines is None:
