@@ -281,6 +281,17 @@ def test_toy_training_end_to_end_to_a_loadable_int8_encoder(tmp_path, capsys):
     assert float(np.max(np.abs(torch_vectors - base))) > 1e-3
     # Its vectors are cached under their own key.
     assert spec.key != EncoderSpec("all-MiniLM-L6-v2", "onnx-int8", 128).key
+    # Training on from its fp32 model records the first build under continued_from, and the first
+    # build's base as its own: no path of this machine, a base the torch backend can run.
+    again = tmp_path / "again"
+    arguments = ["--out", str(again), "--batch", "8", "--max-steps", "1", "--int8-only"]
+    assert main(["encoder", "train", "--from", str(source), "--base", str(out / "model"), *arguments]) == 0
+    capsys.readouterr()
+    record = json.loads((again / META_FILE).read_text())
+    assert record["recipe"]["base_model"] == "all-MiniLM-L6-v2"
+    first = record["continued_from"]
+    assert first["model"] == "tuned" and first["recipe"] == recipe["recipe"]
+    assert first["data"]["pairs_sha1"] == recipe["data"]["pairs_sha1"]
 
 
 def test_train_refuses_too_few_pairs_and_a_missing_folder(tmp_path, capsys):
@@ -300,3 +311,50 @@ def test_train_refuses_too_few_pairs_and_a_missing_folder(tmp_path, capsys):
 def test_train_refuses_a_held_out_share_outside_0_1(held_out, capsys):
     assert main(["encoder", "train", "--held-out", held_out, "--from", "."]) == 2
     assert "--held-out" in capsys.readouterr().err
+
+
+SHELVES = '''"""Shelving for the reading room."""
+
+
+@dataclass
+class Shelf:
+    """A wooden shelf that holds bound volumes in call-number order."""
+
+    width: int
+
+    def place(self, volume):
+        """Put a volume where its call number says it belongs."""
+        self.volumes.append(volume)
+        self.volumes.sort()
+        self.count += 1
+        return self.count
+
+    def widest(self):
+        return max(self.volumes)
+
+
+class Tiny:
+    """Too short a class for a question of its own."""
+'''
+
+
+def test_class_pairs_give_a_class_question_the_outline_the_index_embeds(tmp_path, embedder):
+    from hsc.api import Index
+    from hsc.index.outlines import repository_outlines
+
+    (tmp_path / "room").mkdir()
+    (tmp_path / "room" / "shelves.py").write_text(SHELVES)
+    plain = mine_pairs([(tmp_path / "room", "")])
+    with_classes = mine_pairs([(tmp_path / "room", "")], class_pairs=True)
+    assert [p.query for p in plain] == ["Put a volume where its call number says it belongs."]
+    added = [p for p in with_classes if p not in plain]
+    # The class's question (a decorated class starts at its decorator); not the 2-line class.
+    assert [p.query for p in added] == ["A wooden shelf that holds bound volumes in call-number order."]
+    outline = added[0].code
+    assert outline.split("\n")[:3] == ["shelves.Shelf", "class Shelf", "    def place(self, volume)"]
+    assert "wooden" not in outline and "call number" not in outline  # no docstring in it
+    # The very text an index of the same file embeds as the class's outline.
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(tmp_path / "room")
+        texts = repository_outlines(index.store, index.repositories()[0]["id"])
+    assert outline in texts.values()

@@ -318,8 +318,8 @@ def test_the_default_is_the_bundled_tuned_encoder_and_moves_no_repository(
     assert resolve_spec(named, spec.key).key == before
 
 
-def test_a_repository_a_retired_bundled_encoder_indexed_is_re_embedded_never_mixed(tmp_path):
-    (retired,) = RETIRED
+@pytest.mark.parametrize("retired", sorted(RETIRED))
+def test_a_repository_a_retired_bundled_encoder_indexed_is_re_embedded_never_mixed(tmp_path, retired):
     repo = tmp_path / "inventory_py"
     shutil.copytree(SAMPLE_REPOS / "inventory_py", repo)
     database = tmp_path / "index.db"

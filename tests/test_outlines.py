@@ -186,3 +186,36 @@ def test_an_index_without_outlines_answers_as_before_and_says_so_once(tmp_path, 
             warnings.simplefilter("error")  # said once: the second query is silent
             second = _region_scores(index, asked)
     assert first == pytest.approx(before) and second == pytest.approx(before)
+
+
+def test_a_run_killed_before_its_outlines_leaves_them_to_the_next_run(tmp_path, embedder, monkeypatch):
+    import hsc.index.pipeline as pipeline
+    from hsc.api import Index
+
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
+    persistence = repo / "inventory" / "persistence.py"
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        repository_id = index.repositories()[0]["id"]
+        model = index.repositories()[0]["embedding_model"]
+        before = index.store.outline_vectors(repository_id, model)[0]
+        # The class's outline moves down a line; the run dies after writing the file, before its outlines.
+        persistence.write_text("# moved\n" + persistence.read_text())
+
+        def killed(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(pipeline, "sync_outlines", killed)
+        with pytest.raises(KeyboardInterrupt):
+            index.index(repo)
+        monkeypatch.undo()
+        assert ("inventory/persistence.py", 48, 241) in before
+        assert index.store.outline_vectors(repository_id, model)[0] == before  # out of date
+        # The next run has no file left to write, and still brings the outlines up to date.
+        report = index.index(repo)
+        assert report.files_unchanged == report.files_seen
+        after = index.store.outline_vectors(repository_id, model)[0]
+    assert ("inventory/persistence.py", 49, 242) in after
+    assert ("inventory/persistence.py", 48, 241) not in after
+    assert len(after) == len(before)

@@ -45,7 +45,8 @@ def _spread(args: argparse.Namespace) -> dict[str, Any]:
 def _index(args: argparse.Namespace) -> dict[str, Any]:
     from hsc.bench.indexing import bench_index
 
-    return bench_index(Path(args.path) if args.path else None)
+    runs = tuple(run.strip() for run in args.runs.split(",") if run.strip()) if args.runs else None
+    return bench_index(Path(args.path) if args.path else None, runs)
 
 
 def _ray(args: argparse.Namespace) -> dict[str, Any]:
@@ -314,6 +315,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sweep", action="store_true", help="context: also sweep the pack's policy at 2,048")
     parser.add_argument(
         "--packages", metavar="NAME,...", help="context: standard-library packages (default: all)"
+    )
+    parser.add_argument(
+        "--runs",
+        metavar="RUN,...",
+        help="index: these runs in this order (default default,seed,default,serial; also one-vector, "
+        "no-outlines)",
     )
     parser.add_argument(
         "--query-kind",

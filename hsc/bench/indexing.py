@@ -65,9 +65,14 @@ RUNS: dict[str, dict[str, str]] = {
     "seed": {"embedding_backend": "torch", "index_workers": "0", "encode_processes": "1"},
     "serial": {"embedding_backend": DEFAULT_BACKEND, "index_workers": "0", "encode_processes": "1"},
     "one-vector": {"embedding_backend": DEFAULT_BACKEND},
+    "no-outlines": {"embedding_backend": DEFAULT_BACKEND},
 }
-# Parameters of a run other than the defaults: ``one-vector`` is the default without definition vectors.
-RUN_PARAMETERS: dict[str, dict[str, str]] = {"one-vector": {"definition_vectors": "off"}}
+# Parameters of a run other than the defaults: ``one-vector`` is the default without definition vectors,
+# ``no-outlines`` without outline vectors (hsc.index.outlines).
+RUN_PARAMETERS: dict[str, dict[str, str]] = {
+    "one-vector": {"definition_vectors": "off"},
+    "no-outlines": {"region_outlines": "off"},
+}
 
 
 def index_once(root: Path, run: str, scratch: Path) -> dict[str, Any]:
@@ -104,6 +109,7 @@ def index_once(root: Path, run: str, scratch: Path) -> dict[str, Any]:
         "encode_processes": resolve_processes(settings.encode_processes) if run != "seed" else 1,
         "leaves": report.leaves,
         "definitions_embedded": report.definitions_embedded,
+        "outlines": report.outlines,
         "files": report.files_seen,
         "leaves_truncated": report.leaves_truncated,
         "embedding_window": report.embedding_window,
@@ -150,6 +156,9 @@ def bench_index(path: Path | None = None, runs: tuple[str, ...] | None = None) -
     # The default on either side of the seed's path, and the serial default
     # last: load from other work that comes or goes falls on all of them alike.
     runs = runs or ("default", "seed", "default", "serial")
+    unknown = [run for run in runs if run not in RUNS]
+    if unknown:
+        raise ValueError(f"unknown index run {unknown[0]!r}; choose from {', '.join(RUNS)}")
     _run_in_fresh_process(root, "bench.export_encoder()")
     results = []
     for run in runs:  # each run takes minutes on a real folder: say each as it ends
@@ -165,8 +174,9 @@ def bench_index(path: Path | None = None, runs: tuple[str, ...] | None = None) -
             result[f"speedup_{other}_vs_seed"] = round(mean["seed"] / mean[other], 2)
     if "serial" in mean and "default" in mean:
         result["speedup_default_vs_serial"] = round(mean["serial"] / mean["default"], 2)
-    if "one-vector" in mean and "default" in mean:
-        result["speedup_default_vs_one-vector"] = round(mean["one-vector"] / mean["default"], 2)
+    for other in ("one-vector", "no-outlines"):
+        if other in mean and "default" in mean:
+            result[f"speedup_default_vs_{other}"] = round(mean[other] / mean["default"], 2)
     return result
 
 

@@ -29,7 +29,7 @@ BUNDLED = {DEFAULT_ENCODER: Path(__file__).parent / "encoders" / DEFAULT_ENCODER
 # Bundled encoders an earlier version shipped, and what replaced them. Vectors are cached by the
 # encoder's name, so new weights get a new name: a repository an old one indexed is re-embedded
 # by its next index run, never mixed (README, Encoders).
-RETIRED = {"hsc-code-minilm": DEFAULT_ENCODER}
+RETIRED = {"hsc-code-minilm": DEFAULT_ENCODER, "hsc-code-minilm-2": DEFAULT_ENCODER}
 
 
 def retired_note(model: str) -> str | None:

@@ -56,6 +56,12 @@ def add_encoder_arguments(parser: argparse.ArgumentParser) -> None:
         "(better on questions about what a function does inside, a little worse on docstring ones)",
     )
     train.add_argument(
+        "--class-pairs",
+        action="store_true",
+        help="also pair each Python class docstring's first sentence with the class's outline "
+        "(its signature and its members'), what a class question's answer is scored by",
+    )
+    train.add_argument(
         "--languages",
         default="",
         metavar="LANG,...",
@@ -119,10 +125,11 @@ def command_encoder_train(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         negatives=args.negatives,
         body_comments=args.body_comments,
+        class_pairs=args.class_pairs,
         languages=parse_languages(args.languages) if args.languages else (),
         pairs_per_language=args.pairs_per_language,
     )
-    pairs = mine_pairs(sources, recipe.body_comments)
+    pairs = mine_pairs(sources, recipe.body_comments, recipe.class_pairs)
     if recipe.languages:
         mined = mine_pairs(language_sources(recipe.languages, Path(args.downloads)), recipe.body_comments)
         pairs = dedupe(pairs + cap_per_language(mined, recipe.pairs_per_language, recipe.seed))

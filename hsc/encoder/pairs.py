@@ -7,7 +7,9 @@ one pair per sentence. The code side is what hsc embeds for a leaf, the
 scope then the text, with every doc in the file blanked, so the model never
 learns to copy the query out of the code. With ``body_comments``, a prose
 comment inside a function body (the corpus's comment queries) is paired with
-the function too, the comments so paired blanked as well.
+the function too, the comments so paired blanked as well. With ``class_pairs``, a Python class
+docstring's first sentence (the corpus's class queries) is paired with the class's outline, the
+text hsc embeds for a definition that holds others (:mod:`hsc.embed.outlines`).
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import sysconfig
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hsc.chunk.ingest import walk_repository
 from hsc.chunk.parse import cut_file, parser_for
 from hsc.chunk.tokens import get_counter
+from hsc.embed.outlines import file_outlines, module_scope
 from hsc.model import Definition
 from hsc.params import Parameters
 from hsc.quality.corpus import (
@@ -31,6 +35,7 @@ from hsc.quality.corpus import (
     doc_targets,
     find_body_comments,
     find_docs,
+    region_targets,
     unique_queries,
 )
 
@@ -67,6 +72,28 @@ def definitions_of(data: bytes, language: str, path: str) -> list[Definition]:
     return cut_file(source, path, language, Parameters(), get_counter()).definitions
 
 
+def class_outline_pairs(blanked: bytes, tree: Any, data: bytes, path: str) -> list[Pair]:
+    """A Python file's class questions (the corpus's ``class`` kind, read from ``tree`` of the
+    original ``data``) paired with their classes' outlines, made from the cut of the
+    ``blanked`` text as an index makes them (hsc.index.outlines: every outermost definition
+    that holds others)."""
+    targets = region_targets(tree, data, path, "class")
+    if not targets:
+        return []
+    cut = cut_file(blanked.decode("utf-8", "replace"), path, "python", Parameters(), get_counter())
+    starts = [leaf.start_line for leaf in cut.leaves]
+    ends = [leaf.end_line for leaf in cut.leaves]
+    scope = module_scope(path, cut.definitions, [leaf.scope for leaf in cut.leaves])
+    outlines = file_outlines(scope, cut.definitions, starts, ends, min_leaves=1)
+    by_end = {end: (start, text) for (start, end), text in outlines.items()}
+    pairs = []
+    for target in targets:  # a decorated class's definition starts at its decorator
+        start, text = by_end.get(target.end_line, (0, ""))
+        if text and 0 < start <= target.start_line:
+            pairs.append(Pair(target.query, text, path))
+    return pairs
+
+
 def scope_at(definitions: list[Definition], start_line: int, end_line: int) -> str | None:
     """The scope of the innermost definition that ends on ``end_line`` and starts on or
     before ``start_line`` (a decorated function starts at its decorator)."""
@@ -74,9 +101,12 @@ def scope_at(definitions: list[Definition], start_line: int, end_line: int) -> s
     return max(around, key=lambda d: d.start_line).scope if around else None
 
 
-def file_pairs(data: bytes, language: str, path: str, body_comments: bool = False) -> list[Pair]:
+def file_pairs(
+    data: bytes, language: str, path: str, body_comments: bool = False, class_pairs: bool = False
+) -> list[Pair]:
     """The pairs of one file's text (``path`` as it should appear in the scope): its
-    docs' and, with ``body_comments``, its functions' prose comments."""
+    docs', with ``body_comments`` its functions' prose comments, and with ``class_pairs``
+    its Python classes' (:func:`class_outline_pairs`)."""
     tree = parser_for(language).parse(data)
     functions, blanks = find_docs(data, language, tree)
     definitions = definitions_of(data, language, path)
@@ -101,6 +131,8 @@ def file_pairs(data: bytes, language: str, path: str, body_comments: bool = Fals
         code = "\n".join(text_lines[start_line - 1 : end_line])
         # A leaf starts at its definition, so its first line has no indentation.
         pairs.append(Pair(query, f"{scope}\n{code.lstrip()}", path))
+    if class_pairs and language == "python":
+        pairs += class_outline_pairs(blank(data, blanks), tree, data, path)
     return pairs
 
 
@@ -112,11 +144,13 @@ def _files(source: Path, name: str) -> Iterator[tuple[Path, str]]:
         yield source / rel_path, f"{name}/{rel_path}" if name else rel_path
 
 
-def mine_pairs(sources: Iterable[tuple[Path, str]], body_comments: bool = False) -> list[Pair]:
+def mine_pairs(
+    sources: Iterable[tuple[Path, str]], body_comments: bool = False, class_pairs: bool = False
+) -> list[Pair]:
     """Pairs from every readable source file of ``sources`` (folders or files, each
     with the name its paths start with), tests left out, one per query sentence
-    (case-insensitive) and one per code text, in path order (``body_comments``: see
-    :func:`file_pairs`)."""
+    (case-insensitive) and one per code text, in path order (``body_comments`` and
+    ``class_pairs``: see :func:`file_pairs`)."""
     pairs: list[Pair] = []
     for source, name in sources:
         for file, path in _files(source, name):
@@ -124,7 +158,7 @@ def mine_pairs(sources: Iterable[tuple[Path, str]], body_comments: bool = False)
             if language is None or "/test" in f"/{path}":
                 continue
             try:
-                pairs += file_pairs(file.read_bytes(), language, path, body_comments)
+                pairs += file_pairs(file.read_bytes(), language, path, body_comments, class_pairs)
             except (OSError, LookupError, ValueError, UnicodeDecodeError):
                 continue
     return dedupe(pairs)

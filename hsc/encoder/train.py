@@ -54,6 +54,7 @@ class Recipe:
     max_steps: int = 0  # 0: all the epochs' steps
     negatives: str = "none"  # NEGATIVES: whether each pair also meets its hardest negative
     body_comments: bool = False  # pairs from prose comments in function bodies too (hsc.encoder.pairs)
+    class_pairs: bool = False  # Python class docstrings paired with their classes' outlines too
     # Registry packages of other languages mined besides the Python (hsc.encoder.sources), and at
     # most how many pairs of each of them (0: all), so no language outweighs the rest by size alone.
     languages: tuple[str, ...] = ()
@@ -160,11 +161,13 @@ def build_encoder(
             if (out / "model").exists():
                 shutil.rmtree(out / "model")
             shutil.move(str(fp32_dir), out / "model")
+    recipe_record, continued_from = lineage(asdict(recipe))
     record = {
         **meta,
         "model": out.name,
         "tokenizer": TOKENIZER_FILE,
-        "recipe": asdict(recipe),
+        "recipe": recipe_record,
+        **({"continued_from": continued_from} if continued_from else {}),
         "data": {
             "sources": sources,
             "pairs": len(pairs),
@@ -183,6 +186,28 @@ def build_encoder(
     }
     (out / META_FILE).write_text(json.dumps(record, indent=1))
     return record
+
+
+def lineage(recipe: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A recipe as it is recorded, and what it continued from: a run whose ``--base`` is the fp32
+    model kept in another tuned folder (``DIR/model``) records that folder's own recipe, data
+    digest and sources under ``continued_from``, and that folder's base as its ``base_model`` (the
+    model the ``torch`` and ``onnx`` backends run when only the int8 file ships, and no path of
+    the machine it was trained on)."""
+    parent = Path(recipe["base_model"]).parent / META_FILE
+    if not parent.is_file():
+        return recipe, None
+    made = json.loads(parent.read_text())
+    first = made["recipe"]
+    continued = {
+        "model": made["model"],
+        "recipe": first,
+        **({"continued_from": made["continued_from"]} if "continued_from" in made else {}),
+        "data": made["data"],
+        "steps": made["steps"],
+        "train_cpu_s": made["train_cpu_s"],
+    }
+    return {**recipe, "base_model": first["base_model"]}, continued
 
 
 def _pairs_digest(pairs: list[Pair]) -> str:

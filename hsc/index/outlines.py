@@ -23,6 +23,7 @@ from hsc.store.outlines import OutlineRow
 # Outlines for every outermost definition that holds others, in one leaf or more (a file's own
 # outline measured no help as evidence: it is not made).
 MIN_LEAVES = 1
+PENDING = "pending"  # the meta value while a run's files and its outline rows may disagree
 
 
 def repository_outlines(store: Store, repository_id: int) -> dict[tuple[str, int, int], str]:
@@ -36,6 +37,13 @@ def repository_outlines(store: Store, repository_id: int) -> dict[tuple[str, int
             if (start, end) != FILE_KEY:
                 out[(path, start, end)] = text
     return out
+
+
+def mark_outlines_pending(store: Store, repository_id: int) -> None:
+    """Before a run writes or removes a file: the outline rows are then out of date until
+    :func:`sync_outlines` ends, so a run killed in between leaves the mark and the next run
+    makes them again even when it has no file left to write."""
+    store.set_meta(OFF_KEY.format(repository_id=repository_id), PENDING)
 
 
 def sync_outlines(

@@ -26,7 +26,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
 from hsc.index.estimate import record_rate
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
-from hsc.index.outlines import sync_outlines
+from hsc.index.outlines import mark_outlines_pending, sync_outlines
 from hsc.model import FileReport, ParsedFile, common_scope, content_hash
 from hsc.params import CHUNK_FIELDS, Parameters, Settings
 from hsc.search.lexical import leaf_term_text
@@ -241,6 +241,8 @@ def index_repository(
     # Leaves embedded together: full batches across small files, enough of them for every encoder process.
     # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
     # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
+    if tasks:
+        mark_outlines_pending(store, repository_id)
     if executor is not None and tasks:
         executor.start()
     encoders = executor.processes if executor is not None else resolve_processes(settings.encode_processes)
@@ -287,6 +289,7 @@ def index_repository(
         report.problems.append(problem)
     gone = sorted(set(known) - {stored_name(path) for path in paths})
     if gone:
+        mark_outlines_pending(store, repository_id)
         store.delete_files(repository_id, gone)
         report.files_removed = len(gone)
         report.changed_paths += gone

@@ -10,7 +10,7 @@ from hsc.params.fields import SettingError, _p, check_fields
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The default encoder: DEFAULT_MODEL tuned on docstring → code pairs, int8, inside the package
 # (hsc/embed/encoders/; README, Encoders). The torch and onnx backends run DEFAULT_MODEL for it.
-DEFAULT_ENCODER = "hsc-code-minilm-2"
+DEFAULT_ENCODER = "hsc-code-minilm-3"
 # What runs the model (hsc.embed makes one of each) and where it may run.
 ENCODER_BACKENDS = ("torch", "onnx", "onnx-int8")
 # What an ONNX encoder does with a leaf longer than its window (README, Encoders).
