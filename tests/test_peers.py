@@ -125,9 +125,10 @@ def test_each_peer_ranks_its_own_chunks_and_the_variants_do_what_they_say(prepar
         fused = bm25.search(vector, target.query, 10).rows
         assert 0 < len(dense) <= 10 and len(set(dense)) == len(dense)
         # +bm25: 1/(60 + dense rank) plus 1/(60 + BM25 rank) among the BM25 hits, computed here anew.
-        order = np.argsort(-(plain.vectors @ vector), kind="stable")
+        order = np.argsort(-(bm25.vectors @ vector), kind="stable")  # its own vectors (float16 in the cache)
         score = {int(r): 1 / (RRF_SOURCE + n) for n, r in enumerate(order, 1)}
-        for n, r in enumerate(bm25.lexicon.search(target.query), 1):
+        lexical = bm25.lexicon.search(target.query)  # equal BM25 scores rank by row, as dense ones do
+        for n, r in enumerate(sorted(lexical, key=lambda r: (-lexical[r], r)), 1):
             score[r] += 1 / (RRF_SOURCE + n)
         expected = sorted(score, key=lambda r: -score[r])[:10]
         assert [round(score[r], 12) for r in fused] == [round(score[r], 12) for r in expected]
