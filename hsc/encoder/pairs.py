@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hsc.chunk.ingest import walk_repository
-from hsc.chunk.parse import cut_file, parser_for
+from hsc.chunk.parse import Cut, cut_file, parser_for
 from hsc.chunk.tokens import get_counter
 from hsc.embed.outlines import file_outlines, module_scope
 from hsc.model import Definition
@@ -65,22 +65,19 @@ class Pair:
     negative: str = ""  # a wrong code the query is easily mistaken for (hsc.encoder.negatives)
 
 
-def definitions_of(data: bytes, language: str, path: str) -> list[Definition]:
-    """The definitions hsc's chunker reads from a file, with the qualified scopes its
-    leaves carry (:func:`hsc.chunk.parse.cut_file`, the one reading of the tree)."""
-    source = data.decode("utf-8", "replace")
-    return cut_file(source, path, language, Parameters(), get_counter()).definitions
+def cut_of(data: bytes, language: str, path: str) -> Cut:
+    """The file as hsc's chunker cuts it: its leaves and the definitions with the qualified scopes
+    its leaves carry (:func:`hsc.chunk.parse.cut_file`, the one reading of the tree)."""
+    return cut_file(data.decode("utf-8", "replace"), path, language, Parameters(), get_counter())
 
 
-def class_outline_pairs(blanked: bytes, tree: Any, data: bytes, path: str) -> list[Pair]:
-    """A Python file's class questions (the corpus's ``class`` kind, read from ``tree`` of the
-    original ``data``) paired with their classes' outlines, made from the cut of the
-    ``blanked`` text as an index makes them (hsc.index.outlines: every outermost definition
-    that holds others)."""
+def class_outline_pairs(cut: Cut, tree: Any, data: bytes, path: str) -> list[Pair]:
+    """A Python file's class questions (the corpus's ``class`` kind, read from ``tree`` of ``data``)
+    paired with their classes' outlines, made from the file's ``cut`` as an index makes them
+    (hsc.index.outlines: every outermost definition that holds others)."""
     targets = region_targets(tree, data, path, "class")
     if not targets:
         return []
-    cut = cut_file(blanked.decode("utf-8", "replace"), path, "python", Parameters(), get_counter())
     starts = [leaf.start_line for leaf in cut.leaves]
     ends = [leaf.end_line for leaf in cut.leaves]
     scope = module_scope(path, cut.definitions, [leaf.scope for leaf in cut.leaves])
@@ -109,7 +106,8 @@ def file_pairs(
     its Python classes' (:func:`class_outline_pairs`)."""
     tree = parser_for(language).parse(data)
     functions, blanks = find_docs(data, language, tree)
-    definitions = definitions_of(data, language, path)
+    cut = cut_of(data, language, path)
+    definitions = cut.definitions
     lines = blank(data, blanks).decode("utf-8", "replace").split("\n")
     found = [
         (target.query, target.start_line, target.end_line, lines)
@@ -132,7 +130,7 @@ def file_pairs(
         # A leaf starts at its definition, so its first line has no indentation.
         pairs.append(Pair(query, f"{scope}\n{code.lstrip()}", path))
     if class_pairs and language == "python":
-        pairs += class_outline_pairs(blank(data, blanks), tree, data, path)
+        pairs += class_outline_pairs(cut, tree, data, path)
     return pairs
 
 
