@@ -175,7 +175,14 @@ def model_of(index: Index) -> str:
 def test_the_scale_bench_times_the_default_hybrid_query_with_and_without_common_terms(tmp_path):
     found = measure_database(2_000, tmp_path, queries=4)
     for way in ("sqlite", "side_file"):
-        for mode in ("two-stage", "flat", "hybrid", "hybrid_every_term", "hybrid_region_lexical"):
+        for mode in (
+            "two-stage",
+            "flat",
+            "hybrid",
+            "hybrid_every_term",
+            "hybrid_region_lexical",
+            "hybrid_region_names_off",
+        ):
             assert found["open"][way][f"{mode}_whole_query"]["p50_ms"] > 0
     # The first region query of a fresh index: built (side file removed), then read from the side file.
     first = found["open"]["first_region_query"]

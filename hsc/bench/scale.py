@@ -257,6 +257,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
         every_term = index.hierarchy_parameters(hierarchy_id, lexical_term_share=1.0)
         region_lexical = index.hierarchy_parameters(hierarchy_id, region_lexical="text+names")
         outlines_off = index.hierarchy_parameters(hierarchy_id, region_outlines="off")
+        names_off = index.hierarchy_parameters(hierarchy_id, region_names="off")
         # Index.query ranks regions and files by default; the query without them, for the ratio.
         for name, mode, params, regions in (
             ("two-stage", "two-stage", None, True),
@@ -265,6 +266,7 @@ def measure_open(database: Path, queries: int) -> dict[str, Any]:
             ("hybrid_without_regions", "hybrid", None, False),
             ("hybrid_region_lexical", "hybrid", region_lexical, True),
             ("hybrid_region_outlines_off", "hybrid", outlines_off, True),
+            ("hybrid_region_names_off", "hybrid", names_off, True),
             ("hybrid_every_term", "hybrid", every_term, True),
         ):
             samples = []

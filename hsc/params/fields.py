@@ -61,6 +61,9 @@ REGION_LEXICAL = ("off", "text+names", "names", "text")
 # when a repository is indexed: "evidence" adds their cosine to a listed definition's score
 # (hsc.search.region_outlines); "off" makes none, and regions are scored as before.
 REGION_OUTLINES = ("evidence", "off")
+# Name evidence (hsc.search.region_names): "evidence" adds the share of a listed region's own name
+# the query matches to its score; "off" scores regions as before.
+REGION_NAMES = ("evidence", "off")
 # What tells a module question in the context pack (hsc.search.module_rule): where the top hits lie
 # (the first one tried), the file ranking's best file by a margin over the second, the region list
 # putting a file first (by a margin over its best definition), the best file scoring within a margin

@@ -27,11 +27,13 @@ from hsc.quality.corpus import Target
 from hsc.quality.metrics import first_hit, paired_bootstrap, recall_at
 from hsc.quality.outline_variants import ALL, every_outline_variants, outline_variants, region_outlines
 from hsc.quality.systems import TwoStage
+from hsc.search.region_names import name_evidence
 from hsc.search.region_outlines import outline_evidence
 from hsc.search.region_terms import RegionTerms, bm25, listed_region_lexical, stored_region_terms
 from hsc.search.regions import (
     DEFINITION,
     FILE,
+    OUTLINE_WEIGHT,
     RegionTable,
     answer_regions,
     build_regions,
@@ -47,6 +49,7 @@ BEST_SHARES = (1.0, 0.75, 0.5, 0.25, 0.0)
 LEAVES, BASELINE = "leaves (hybrid)", "outermost definition by best leaf"
 SHIPPED = "regions (hsc defaults)"
 WITHOUT_OUTLINES = "regions (hsc defaults, region_outlines off)"  # the shipped regions before outlines
+WITHOUT_NAMES = "regions (hsc defaults, region_names off)"  # the shipped regions before name evidence
 # Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
 MISS_CAUSES = (
     "no file or definition is the target",
@@ -295,14 +298,15 @@ def region_rankings(
         evidence = (
             outline_evidence(every_outline, regions, vector) if params.region_outlines != "off" else None
         )
-        shipped, files = answer_regions(
-            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical, evidence
-        )
+        names = name_evidence(regions, target.query) if params.region_names != "off" else None
+        at_k = dataclasses.replace(params, region_count=K)
+        shipped, files = answer_regions(regions, rows, scores, vector, at_k, lexical, evidence, names)
         put(SHIPPED, _spans(shipped))
-        before = answer_regions(
-            regions, rows, scores, vector, dataclasses.replace(params, region_count=K), lexical
-        )
-        put(WITHOUT_OUTLINES, _spans(before[0]))
+        without_outlines = answer_regions(regions, rows, scores, vector, at_k, lexical, None, names)
+        put(WITHOUT_OUTLINES, _spans(without_outlines[0]))
+        without_names = answer_regions(regions, rows, scores, vector, at_k, lexical, evidence)
+        put(WITHOUT_NAMES, _spans(without_names[0]))
+        name_variants(regions, rows, scores, vector, target.query, evidence, put)
         put("files (hsc defaults)", _spans(files))
         for level, span in first_answers(regions, outer, rows.tolist(), table).items():
             put(f"first answer: {level}", [span])
@@ -315,6 +319,7 @@ def region_rankings(
                 dataclasses.replace(params, region_count=2 * K),
                 lexical,
                 evidence,
+                names,
             )
             cause = miss_cause(regions, table, target, rows, _spans(deeper[0]))
             if cause is not None:
@@ -324,6 +329,59 @@ def region_rankings(
                     "files among the top 10 of a miss", 0
                 ) + sum(r.level == "file" for r in shipped)
     return out
+
+
+# Name evidence (hsc.search.region_names) tried at other weights on the shipped regions (outline
+# evidence as shipped): (label, definitions' weight, files' weight, the least share of its name a
+# region without a candidate leaf must match to be listed too (0: none is)).
+NAME_VARIANTS = (
+    ("name evidence 0.05", 0.05, 0.05, 0.0),
+    ("name evidence 0.1, definitions only", 0.1, 0.0, 0.0),
+    ("name evidence 0.15", 0.15, 0.15, 0.0),
+    ("name evidence 0.15, files 0.1", 0.15, 0.1, 0.0),
+    ("name evidence 0.2, files 0.1", 0.2, 0.1, 0.0),
+    ("name evidence 0.1, + regions named wholly", 0.1, 0.1, 1.0),
+    ("name evidence 0.1, + regions named half", 0.1, 0.1, 0.5),
+)
+
+
+def name_variants(
+    regions: RegionTable,
+    rows: np.ndarray,
+    scores: np.ndarray,
+    vector: np.ndarray,
+    query: str,
+    evidence: Callable[[np.ndarray], np.ndarray] | None,
+    put: Callable[[str, list[Span]], None],
+) -> None:
+    """One query's shipped regions with name evidence at each of :data:`NAME_VARIANTS`' weights."""
+    share = name_evidence(regions, query)
+    listable = np.flatnonzero((regions.levels == FILE) | ((regions.levels == DEFINITION) & regions.outermost))
+    shares = share(listable)
+    for label, definition_weight, file_weight, least in NAME_VARIANTS:
+        extra = listable[shares >= least] if least else None
+
+        def weighted(ids: np.ndarray, d: float = definition_weight, f: float = file_weight) -> np.ndarray:
+            return share(ids) * np.where(regions.levels[ids] == FILE, f, d)
+
+        found = rank_regions(
+            regions,
+            rows,
+            scores,
+            vector,
+            K,
+            0.75,
+            "all",
+            ("file", "definition"),
+            True,
+            0.75,
+            outline_evidence=evidence,
+            outline_weight=OUTLINE_WEIGHT if evidence is not None else 0.0,
+            extra=extra,
+            name_evidence=weighted,
+            name_weight=1.0,
+        )
+        put(f"regions + {label}", _spans(found))
 
 
 # Class-level lexical evidence tried on the mixed list (files + outermost definitions, shares as

@@ -36,6 +36,16 @@ def _word_terms(word: str) -> tuple[str, ...]:
     return ((joined,) if joined else ()) + (tuple(parts) if len(parts) > 1 else ())
 
 
+def identifier_parts(text: str) -> list[str]:
+    """Lower-case words of a text's identifiers: each split at ``_`` and camelCase humps, a word
+    of one part kept whole (``BaseHeader`` -> ``base header``), no joined form."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        found = _word_terms(word)
+        out.extend(found[1:] if len(found) > 1 else found)
+    return out
+
+
 def term_text(text: str) -> str:
     """A text's terms, space-separated (what FTS5 tokenises)."""
     return " ".join(terms(text))

@@ -37,6 +37,10 @@ NOT_REGIONS = frozenset({"file"})
 # a share of the best listed definition's (docs/hierarchy.md, "Outline vectors": 0.05 against
 # 0.075 and 0.1, which cost module questions more).
 OUTLINE_WEIGHT = 0.05
+# With ``region_names = evidence``, a listed region gains this times the share of its own name's
+# words the query matches (hsc.search.region_names; docs/hierarchy.md, "Name evidence": 0.15 and
+# 0.2 for definitions gained class questions more and cost function questions their container).
+NAME_WEIGHT = 0.1
 
 
 @dataclass(frozen=True)
@@ -287,6 +291,22 @@ def _level_shares(regions: RegionTable, ids: np.ndarray, values: np.ndarray) -> 
     return share
 
 
+def _once_per_name(
+    regions: RegionTable, ids: np.ndarray, fused: np.ndarray, evidence: np.ndarray
+) -> np.ndarray:
+    """``evidence`` kept only for the best-scored of the listed regions that share a file and a name
+    (a Rust type and its ``impl`` blocks, one name several times): its name then lifts one of them,
+    not every slot of the list."""
+    kept = np.zeros(len(ids))
+    seen: set[tuple[str, str]] = set()
+    for place in np.argsort(-fused, kind="stable").tolist():
+        key = (regions.paths[int(ids[place])], regions.names[int(ids[place])])
+        if key not in seen:
+            seen.add(key)
+            kept[place] = evidence[place]
+    return kept
+
+
 def rank_regions(
     regions: RegionTable,
     rows: np.ndarray,
@@ -305,6 +325,8 @@ def rank_regions(
     cosines: Callable[[np.ndarray], np.ndarray] | None = None,
     outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
     outline_weight: float = 0.0,
+    name_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
+    name_weight: float = 0.0,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
@@ -318,7 +340,10 @@ def rank_regions(
     weakest candidate's score, which it cannot beat). ``cosines``: region rows -> their vector
     scores, in place of the pooled vectors' cosines (outline vectors, hsc.search.region_outlines).
     ``outline_evidence``: region rows -> their outline's cosine (0 without one), added as
-    ``outline_weight`` x its share of the best among the listed regions of its level."""
+    ``outline_weight`` x its share of the best among the listed regions of its level.
+    ``name_evidence``: region rows -> the share of each one's own name the query matches
+    (hsc.search.region_names), added as ``name_weight`` x that share to the best-scored region of
+    each name in a file."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
@@ -347,6 +372,8 @@ def rank_regions(
         )
     if outline_evidence is not None and outline_weight > 0:
         fused = fused + outline_weight * _level_shares(regions, ids, outline_evidence(ids))
+    if name_evidence is not None and name_weight > 0:
+        fused = fused + name_weight * _once_per_name(regions, ids, fused, name_evidence(ids))
     order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
     chosen: list[int] = []
     out: list[Region] = []
@@ -398,6 +425,7 @@ def answer_regions(
     params: Parameters,
     lexical: np.ndarray | None = None,
     outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
+    name_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> tuple[list[Region], list[Region]]:
     """A query's regions and files as :meth:`hsc.api.Index.query` gives them with ``params``: the
     regions of ``region_levels`` its candidate leaves fall in, and every file ranked. When the
@@ -406,7 +434,9 @@ def answer_regions(
     ``lexical``: each region's lexical evidence (hsc.search.region_terms.region_lexical), added
     with ``region_lexical_weight`` when ``region_lexical`` is not "off". ``outline_evidence``:
     region rows -> their outline's cosine (hsc.search.region_outlines.RegionOutlines.evidence),
-    added with :data:`OUTLINE_WEIGHT` (None: an index without outlines, scored as before)."""
+    added with :data:`OUTLINE_WEIGHT` (None: an index without outlines, scored as before).
+    ``name_evidence``: region rows -> the share of their own name the query matches
+    (hsc.search.region_names.name_evidence), added with :data:`NAME_WEIGHT` (None: none)."""
     files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
     found = rank_regions(
         regions,
@@ -423,6 +453,8 @@ def answer_regions(
         params.region_lexical_weight,
         outline_evidence=outline_evidence,
         outline_weight=OUTLINE_WEIGHT if outline_evidence is not None else 0.0,
+        name_evidence=name_evidence,
+        name_weight=NAME_WEIGHT,
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}

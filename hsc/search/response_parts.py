@@ -12,6 +12,7 @@ import numpy as np
 from hsc.model import common_scope
 from hsc.params import Parameters
 from hsc.search.loaded import LoadedHierarchies, _Loaded
+from hsc.search.region_names import name_evidence
 from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
 from hsc.search.region_terms import (
     RegionTerms,
@@ -45,7 +46,8 @@ class ResponseParts(LoadedHierarchies):
         text: str = "",
     ) -> tuple[list[Region], list[Region]]:
         """The query's ranked regions and files, from its candidate leaves (best first); with
-        ``region_lexical`` on, also from the BM25 of ``text`` over each region's terms."""
+        ``region_lexical`` on, also from the BM25 of ``text`` over each region's terms, and with
+        ``region_names`` from the words of ``text`` each region's own name shares."""
         if loaded.regions is None:
             loaded.regions = self._region_table(loaded, int(hierarchy["repository_id"]))
         regions = loaded.regions
@@ -63,7 +65,8 @@ class ResponseParts(LoadedHierarchies):
                 loaded.region_outlines = load_outlines(self.store, repository_id, regions) or False
             if isinstance(loaded.region_outlines, RegionOutlines):
                 evidence = outline_evidence(loaded.region_outlines, regions, vector)
-        return answer_regions(regions, rows, scores, vector, params, lexical, evidence)
+        names = name_evidence(regions, text) if params.region_names != "off" else None
+        return answer_regions(regions, rows, scores, vector, params, lexical, evidence, names)
 
     def _region_terms(self, loaded: _Loaded, regions: RegionTable, repository_id: int) -> RegionTerms:
         """A hierarchy's region terms: read from the side file made at its stamp, else made from

@@ -18,7 +18,7 @@ from hsc.explore.stages import agreement_sentence, region_level_sentence, stage_
 from hsc.model import common_prefix
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.reasons import FLAT_MODES, why_found
-from hsc.search.regions import Region
+from hsc.search.regions import NAME_WEIGHT, OUTLINE_WEIGHT, Region
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
@@ -264,9 +264,16 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
         f"Each file and top-level definition that holds one of the query's best "
         f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
         f"+ {1 - params.region_best_share:g} × its own pooled vector's cosine (files: "
-        f"{params.file_best_share:g} and {1 - params.file_best_share:g}): a class question tends to get "
-        "its class, a module question its file."
+        f"{params.file_best_share:g} and {1 - params.file_best_share:g})"
     )
+    if params.region_outlines != "off":
+        text += (
+            f"; a definition holding others gains up to {OUTLINE_WEIGHT:g} for its outline (its members' "
+            "signatures) fitting the query"
+        )
+    if params.region_names != "off":
+        text += f"; every region gains {NAME_WEIGHT:g} × the share of its own name's words the query says"
+    text += ": a class question tends to get its class, a module question its file."
     return text + " " + region_level_sentence(response.regions, response.results)
 
 
