@@ -219,3 +219,52 @@ def test_a_run_killed_before_its_outlines_leaves_them_to_the_next_run(tmp_path, 
     assert ("inventory/persistence.py", 49, 242) in after
     assert ("inventory/persistence.py", 48, 241) not in after
     assert len(after) == len(before)
+
+
+def test_a_run_makes_again_only_the_outlines_of_the_files_it_changed_and_all_after_a_killed_run(
+    tmp_path, embedder, monkeypatch
+):
+    import hsc.index.pipeline as pipeline
+    from hsc.api import Index
+    from hsc.index.outlines import repository_outlines
+
+    repo = tmp_path / "inventory_py"
+    shutil.copytree(ROOT / "hsc" / "samples" / "inventory_py", repo)
+    persistence, cli = repo / "inventory" / "persistence.py", repo / "inventory" / "cli.py"
+    read: list[object] = []
+    whole = pipeline.sync_outlines
+
+    def watched(*args, **kwargs):
+        read.append(args[6] if len(args) > 6 else kwargs.get("changed_paths"))
+        return whole(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "sync_outlines", watched)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        repository_id = index.repositories()[0]["id"]
+        model = index.repositories()[0]["embedding_model"]
+        persistence.write_text("# moved\n" + persistence.read_text())
+        index.index(repo)
+        # Only the file written was read again, and the rows are what every file's make.
+        assert read[-1] == ["inventory/persistence.py"]
+        spans = index.store.outline_vectors(repository_id, model)[0]
+        assert sorted(spans) == sorted(repository_outlines(index.store, repository_id))
+        assert ("inventory/persistence.py", 49, 242) in spans
+
+        # A run killed after writing a file leaves the next run, which writes another file, to make
+        # every file's outlines again.
+        persistence.write_text("# moved again\n" + persistence.read_text())
+
+        def killed(*args, **kwargs):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(pipeline, "sync_outlines", killed)
+        with pytest.raises(KeyboardInterrupt):
+            index.index(repo)
+        monkeypatch.setattr(pipeline, "sync_outlines", watched)
+        cli.write_text(cli.read_text() + "\n# touched\n")
+        index.index(repo)
+        assert read[-1] is None
+        spans = index.store.outline_vectors(repository_id, model)[0]
+    assert ("inventory/persistence.py", 50, 243) in spans
+    assert ("inventory/persistence.py", 49, 242) not in spans

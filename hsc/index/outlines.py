@@ -10,7 +10,7 @@ then scored as before.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from hsc.embed import Embedder
 from hsc.embed.outlines import FILE_KEY, file_outlines, module_scope
@@ -26,17 +26,36 @@ MIN_LEAVES = 1
 PENDING = "pending"  # the meta value while a run's files and its outline rows may disagree
 
 
-def repository_outlines(store: Store, repository_id: int) -> dict[tuple[str, int, int], str]:
-    """(path, first line, last line) -> outline text of every outline the repository has."""
-    definitions = store.definitions(repository_id)
+# A run that changed at most this many files makes their outlines alone (one read of each file's
+# definitions); a larger one reads the whole repository's at once.
+MAX_CHANGED_READ_ALONE = 256
+
+
+def repository_outlines(
+    store: Store, repository_id: int, paths: Collection[str] | None = None
+) -> dict[tuple[str, int, int], str]:
+    """(path, first line, last line) -> outline text of every outline the repository has, or
+    the files ``paths`` have."""
+    if paths is None:
+        definitions = store.definitions(repository_id)
+    else:
+        definitions = {}
+        for path in paths:
+            definitions.update(store.definitions(repository_id, path))
     out: dict[tuple[str, int, int], str] = {}
-    for path, (scopes, starts, ends) in store.leaf_lines(repository_id).items():
+    for path, (scopes, starts, ends) in store.leaf_lines(repository_id, paths).items():
         found = definitions.get(path, [])
         scope = module_scope(path, found, scopes)
         for (start, end), text in file_outlines(scope, found, starts, ends, MIN_LEAVES).items():
             if (start, end) != FILE_KEY:
                 out[(path, start, end)] = text
     return out
+
+
+def outlines_mark(store: Store, repository_id: int) -> str | None:
+    """The value of ``region_outlines`` the repository's outline rows were last made for, or
+    :data:`PENDING` while a run may have written files since (None: never made)."""
+    return store.meta(OFF_KEY.format(repository_id=repository_id))
 
 
 def mark_outlines_pending(store: Store, repository_id: int) -> None:
@@ -53,10 +72,13 @@ def sync_outlines(
     params: Parameters,
     get_embedder: Callable[[], Embedder],
     changed: bool = True,
+    changed_paths: Collection[str] | None = None,
 ) -> tuple[int, int]:
     """Make the repository's outline rows match its files; (outlines, texts embedded now).
     ``changed`` False (no file written or removed in this run): nothing is read when the rows
-    were made for the same value of the option."""
+    were made for the same value of the option. ``changed_paths``: the files this run wrote or
+    removed, when the rows matched every other file before it (the mark it replaced was this
+    value of the option): only theirs are made again (None: every file's)."""
     key = OFF_KEY.format(repository_id=repository_id)
     if not changed and store.meta(key) == params.region_outlines:
         return store.outline_count(repository_id), 0
@@ -64,7 +86,9 @@ def sync_outlines(
         store.replace_outlines(repository_id, [])
         store.set_meta(key, "off")
         return 0, 0
-    texts = repository_outlines(store, repository_id)
+    if changed_paths is not None and len(changed_paths) > MAX_CHANGED_READ_ALONE:
+        changed_paths = None
+    texts = repository_outlines(store, repository_id, changed_paths)
     hashes = {span: content_hash(text) for span, text in texts.items()}
     cached = store.cached_vectors(model, hashes.values())
     missing = {h: texts[span] for span, h in hashes.items() if h not in cached}
@@ -72,6 +96,6 @@ def sync_outlines(
         vectors = get_embedder().embed(list(missing.values()), batch_size=params.embedding_batch_size)
         store.save_vectors(model, dict(zip(missing, vectors)))  # vectors first, then the rows
     rows: list[OutlineRow] = [(path, start, end, h) for (path, start, end), h in hashes.items()]
-    store.replace_outlines(repository_id, rows)
+    store.replace_outlines(repository_id, rows, changed_paths)
     store.set_meta(key, params.region_outlines)  # last: a run killed before it makes them again
-    return len(rows), len(missing)
+    return store.outline_count(repository_id), len(missing)

@@ -26,7 +26,7 @@ from hsc.hierarchy.groups import HierarchyPlan, LeafTable, plan_hierarchy
 from hsc.hierarchy.summarize import Summarizer, SummaryRequest
 from hsc.index.estimate import record_rate
 from hsc.index.file_pool import FileTask, load_files, resolve_workers
-from hsc.index.outlines import mark_outlines_pending, sync_outlines
+from hsc.index.outlines import mark_outlines_pending, outlines_mark, sync_outlines
 from hsc.model import FileReport, ParsedFile, common_scope, content_hash
 from hsc.params import CHUNK_FIELDS, Parameters, Settings
 from hsc.search.lexical import leaf_term_text
@@ -241,6 +241,9 @@ def index_repository(
     # Leaves embedded together: full batches across small files, enough of them for every encoder process.
     # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
     # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
+    # The outline rows matched every file before this run when its mark was this option's value:
+    # then only the files it writes or removes need theirs made again.
+    outlines_before = outlines_mark(store, repository_id)
     if tasks:
         mark_outlines_pending(store, repository_id)
     if executor is not None and tasks:
@@ -296,7 +299,13 @@ def index_repository(
     # Leaves written by an hsc from before terms were indexed with them get theirs now.
     store.sync_leaf_terms(repository_id, leaf_term_text)
     report.outlines, report.outlines_embedded = sync_outlines(
-        store, repository_id, model, params, loaded_embedder, bool(report.changed_paths)
+        store,
+        repository_id,
+        model,
+        params,
+        loaded_embedder,
+        bool(report.changed_paths),
+        report.changed_paths if outlines_before == params.region_outlines else None,
     )
     report.leaves = sum(f["leaf_count"] for f in store.files(repository_id))
     store.update_repository(

@@ -3,7 +3,7 @@ repository has, by path and lines, and the embeddings they are stored under."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 import numpy as np
 
@@ -16,13 +16,18 @@ OutlineRow = tuple[str, int, int, str]  # path, the definition's first and last 
 class OutlineTables(Database):
     """Writes and reads of ``outline_vectors``."""
 
-    def leaf_lines(self, repository_id: int) -> dict[str, tuple[list[str], list[int], list[int]]]:
-        """path -> its leaves' scopes, first and last lines, in order (what an outline needs)."""
+    def leaf_lines(
+        self, repository_id: int, paths: Collection[str] | None = None
+    ) -> dict[str, tuple[list[str], list[int], list[int]]]:
+        """path -> its leaves' scopes, first and last lines, in order (what an outline needs); of
+        every file, or of ``paths`` only."""
         found: dict[str, tuple[list[str], list[int], list[int]]] = {}
+        path_filter, values = self._paths_filter(paths)
         for path, scope, start, end in self.conn.execute(
-            """SELECT f.path, l.scope, l.start_line, l.end_line FROM leaves l JOIN files f ON f.id = l.file_id
-               WHERE f.repository_id = ? ORDER BY f.path, l.ordinal""",
-            (repository_id,),
+            f"""SELECT f.path, l.scope, l.start_line, l.end_line
+               FROM leaves l JOIN files f ON f.id = l.file_id
+               WHERE f.repository_id = ?{path_filter} ORDER BY f.path, l.ordinal""",
+            (repository_id, *values),
         ):
             scopes, starts, ends = found.setdefault(path, ([], [], []))
             scopes.append(scope)
@@ -30,10 +35,22 @@ class OutlineTables(Database):
             ends.append(int(end))
         return found
 
-    def replace_outlines(self, repository_id: int, rows: Iterable[OutlineRow]) -> None:
-        """The repository's outlines, all at once (none: it has none, as before the option)."""
+    @staticmethod
+    def _paths_filter(paths: Collection[str] | None, column: str = "f.path") -> tuple[str, tuple[str, ...]]:
+        if paths is None:
+            return "", ()
+        return f" AND {column} IN ({', '.join('?' * len(paths))})", tuple(paths)
+
+    def replace_outlines(
+        self, repository_id: int, rows: Iterable[OutlineRow], paths: Collection[str] | None = None
+    ) -> None:
+        """The repository's outlines, all at once (none: it has none, as before the option), or
+        those of ``paths`` only (``rows`` then theirs)."""
+        path_filter, values = self._paths_filter(paths, "path")
         with self.transaction():
-            self.conn.execute("DELETE FROM outline_vectors WHERE repository_id = ?", (repository_id,))
+            self.conn.execute(
+                f"DELETE FROM outline_vectors WHERE repository_id = ?{path_filter}", (repository_id, *values)
+            )
             self.conn.executemany(
                 "INSERT OR REPLACE INTO outline_vectors (repository_id, path, start_line, end_line, "
                 "content_hash) VALUES (?, ?, ?, ?, ?)",
