@@ -188,8 +188,19 @@ def test_an_index_without_outlines_answers_as_before_and_says_so_once(tmp_path, 
     assert first == pytest.approx(before) and second == pytest.approx(before)
 
 
-def test_a_run_killed_before_its_outlines_leaves_them_to_the_next_run(tmp_path, embedder, monkeypatch):
+def _killed_before_outlines(index, repo, monkeypatch) -> None:
+    """An index run that dies after writing its files, before it makes their outlines."""
     import hsc.index.pipeline as pipeline
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "sync_outlines", killed)
+    with pytest.raises(KeyboardInterrupt):
+        index.index(repo)
+
+
+def test_a_run_killed_before_its_outlines_leaves_them_to_the_next_run(tmp_path, embedder, monkeypatch):
     from hsc.api import Index
 
     repo = tmp_path / "inventory_py"
@@ -202,13 +213,7 @@ def test_a_run_killed_before_its_outlines_leaves_them_to_the_next_run(tmp_path, 
         before = index.store.outline_vectors(repository_id, model)[0]
         # The class's outline moves down a line; the run dies after writing the file, before its outlines.
         persistence.write_text("# moved\n" + persistence.read_text())
-
-        def killed(*args, **kwargs):
-            raise KeyboardInterrupt
-
-        monkeypatch.setattr(pipeline, "sync_outlines", killed)
-        with pytest.raises(KeyboardInterrupt):
-            index.index(repo)
+        _killed_before_outlines(index, repo, monkeypatch)
         monkeypatch.undo()
         assert ("inventory/persistence.py", 48, 241) in before
         assert index.store.outline_vectors(repository_id, model)[0] == before  # out of date
@@ -254,13 +259,7 @@ def test_a_run_makes_again_only_the_outlines_of_the_files_it_changed_and_all_aft
         # A run killed after writing a file leaves the next run, which writes another file, to make
         # every file's outlines again.
         persistence.write_text("# moved again\n" + persistence.read_text())
-
-        def killed(*args, **kwargs):
-            raise KeyboardInterrupt
-
-        monkeypatch.setattr(pipeline, "sync_outlines", killed)
-        with pytest.raises(KeyboardInterrupt):
-            index.index(repo)
+        _killed_before_outlines(index, repo, monkeypatch)
         monkeypatch.setattr(pipeline, "sync_outlines", watched)
         cli.write_text(cli.read_text() + "\n# touched\n")
         index.index(repo)
