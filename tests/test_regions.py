@@ -353,3 +353,52 @@ def test_the_class_benchmark_counts_each_miss_of_the_shipped_regions_once_by_its
     assert set(misses) - set(causes) <= {"files among the top 10 of a miss"}
     missed = asked - round(rows[SHIPPED]["strict_at_10"] * asked)
     assert sum(causes.values()) == missed
+
+
+NESTED = '''class Ledger:
+    """A ledger of payments."""
+
+    class Entry:
+        """One payment of the ledger."""
+
+        def __init__(self, date, cents):
+            self.date = date
+            self.cents = cents
+
+        def describe(self):
+            return f"{self.date}: {self.cents}"
+
+    def __init__(self):
+        self.entries = []
+
+    def add(self, date, cents):
+        self.entries.append(Ledger.Entry(date, cents))
+
+
+def total(ledger):
+    return sum(entry.cents for entry in ledger.entries)
+'''
+
+
+def test_containers_lists_a_nested_class_beside_the_outermost_definitions(tmp_path, embedder):
+    import dataclasses
+
+    from hsc.api import Index
+    from hsc.params import Parameters
+
+    repo = tmp_path / "ledger"
+    repo.mkdir()
+    (repo / "ledger.py").write_text(NESTED)
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
+        index.index(repo)
+        regions = build_regions(index.leaf_table(), index.store.definitions(index.repositories()[0]["id"]))
+        holders = {regions.names[r] for r in np.flatnonzero(regions.holds_others)}
+        assert holders == {"ledger.Ledger", "ledger.Ledger.Entry"}  # methods and functions hold nothing
+        asked = {}
+        for value in ("outermost", "containers", "all"):
+            params = dataclasses.replace(Parameters(), region_definitions=value)
+            found = index.query("one payment of a ledger", params=params, record=False, compare=False)
+            asked[value] = {r.name for r in found.regions if r.level == "definition"}
+    assert asked["outermost"] == {"ledger.Ledger", "ledger.total"}
+    assert asked["containers"] == {"ledger.Ledger", "ledger.Ledger.Entry", "ledger.total"}
+    assert asked["all"] > asked["containers"]  # the methods too

@@ -52,7 +52,7 @@ DEFINITION_VECTORS = ("best", "off")
 REGION_NESTING = ("all", "separate")
 # Which levels a query's regions are drawn from, and whether a definition inside another is one.
 REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition", "file+definition+group")
-REGION_DEFINITIONS = ("outermost", "all")
+REGION_DEFINITIONS = ("outermost", "containers", "all")
 # Class-level lexical evidence in a region's score (hsc.search.region_terms): "off" = the vectors
 # and the best leaf alone (as before); else BM25 over each definition's and file's whole text, its
 # names (an outline: its scope's, its methods' and attributes' names) or both.

@@ -407,7 +407,8 @@ class Parameters:
     region_definitions: str = _p(
         "outermost",
         "Regions: 'outermost' = a definition inside another (a method) is not a region of its own, "
-        "its class is; 'all' = every definition.",
+        "its class is; 'containers' = outermost ones and, inside them, those that hold others (a "
+        "nested class); 'all' = every definition.",
         "query",
         choices=REGION_DEFINITIONS,
     )

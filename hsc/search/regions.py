@@ -94,6 +94,22 @@ class RegionTable:
         return indptr.astype(np.int64), region_of[order]
 
     @cached_property
+    def holds_others(self) -> np.ndarray:
+        """Definitions that hold another definition of their file (a class, a nested class): a
+        file's definitions come in line order, outer before inner, so one holds others exactly
+        when the next definition of its file lies inside it."""
+        out = np.zeros(len(self), dtype=bool)
+        rows = np.flatnonzero(self.levels == DEFINITION)
+        if len(rows) < 2:
+            return out
+        a, b = rows[:-1], rows[1:]
+        same_file = np.array([self.paths[i] == self.paths[j] for i, j in zip(a.tolist(), b.tolist())])
+        inside = (self.start_lines[a] <= self.start_lines[b]) & (self.end_lines[b] <= self.end_lines[a])
+        same_lines = (self.start_lines[a] == self.start_lines[b]) & (self.end_lines[a] == self.end_lines[b])
+        out[a[same_file & inside & ~same_lines]] = True
+        return out
+
+    @cached_property
     def files(self) -> np.ndarray:
         """The rows of the file regions, in path order."""
         return np.flatnonzero(self.levels == FILE)
@@ -323,6 +339,7 @@ def rank_regions(
     fusion: str = "sum",
     extra: np.ndarray | None = None,
     cosines: Callable[[np.ndarray], np.ndarray] | None = None,
+    nested_containers: bool = False,
     outline_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
     outline_weight: float = 0.0,
     name_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -331,7 +348,8 @@ def rank_regions(
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
     the rest x its pooled vector's cosine with ``query``; ``nesting`` as :data:`REGION_NESTING`;
-    ``outermost_only``: definitions inside another definition are left out. Of equal scores the
+    ``outermost_only``: definitions inside another definition are left out (but for those that
+    hold others, with ``nested_containers``: a nested class). Of equal scores the
     region with more leaves comes first (a method's best leaf is its class's too).
     ``file_best_share``: the share for files (default: ``best_share``). ``lexical``: a score per
     region (class-level lexical evidence, hsc.search.region_terms) added as ``lexical_weight`` x
@@ -355,7 +373,10 @@ def rank_regions(
         [
             r
             for r in best
-            if int(regions.levels[r]) in wanted and (regions.outermost[r] or not outermost_only)
+            if int(regions.levels[r]) in wanted
+            and (
+                regions.outermost[r] or not outermost_only or (nested_containers and regions.holds_others[r])
+            )
         ],
         dtype=np.int64,
     )
@@ -447,7 +468,7 @@ def answer_regions(
         params.region_best_share,
         params.region_nesting,
         tuple(params.region_levels.split("+")),
-        params.region_definitions == "outermost",
+        params.region_definitions != "all",
         params.file_best_share,
         lexical if params.region_lexical != "off" else None,
         params.region_lexical_weight,
@@ -455,6 +476,7 @@ def answer_regions(
         outline_weight=OUTLINE_WEIGHT if outline_evidence is not None else 0.0,
         name_evidence=name_evidence,
         name_weight=NAME_WEIGHT,
+        nested_containers=params.region_definitions == "containers",
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}
