@@ -26,8 +26,8 @@ MIN_LEAVES = 1
 PENDING = "pending"  # the meta value while a run's files and its outline rows may disagree
 
 
-# A run that changed at most this many files makes their outlines alone (one read of each file's
-# definitions); a larger one reads the whole repository's at once.
+# A run that changed at most this many files makes their outlines alone (their rows read by path);
+# a larger one reads the whole repository's, and keeps its queries' path lists short.
 MAX_CHANGED_READ_ALONE = 256
 
 
@@ -36,12 +36,7 @@ def repository_outlines(
 ) -> dict[tuple[str, int, int], str]:
     """(path, first line, last line) -> outline text of every outline the repository has, or
     the files ``paths`` have."""
-    if paths is None:
-        definitions = store.definitions(repository_id)
-    else:
-        definitions = {}
-        for path in paths:
-            definitions.update(store.definitions(repository_id, path))
+    definitions = store.definitions(repository_id, paths)
     out: dict[tuple[str, int, int], str] = {}
     for path, (scopes, starts, ends) in store.leaf_lines(repository_id, paths).items():
         found = definitions.get(path, [])

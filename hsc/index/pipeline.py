@@ -236,11 +236,6 @@ def index_repository(
                 continue
         tasks.append(FileTask(rel_path, raw))
 
-    pending: list[ParsedFile] = []
-    pending_leaves = 0
-    # Leaves embedded together: full batches across small files, enough of them for every encoder process.
-    # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
-    # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
     # The outline rows matched every file before this run when its mark was this option's value:
     # then only the files it writes or removes need theirs made again.
     outlines_before = outlines_mark(store, repository_id)
@@ -248,6 +243,11 @@ def index_repository(
         mark_outlines_pending(store, repository_id)
     if executor is not None and tasks:
         executor.start()
+    pending: list[ParsedFile] = []
+    pending_leaves = 0
+    # Leaves embedded together: full batches across small files, enough of them for every encoder process.
+    # (Always this size: on an accelerator onnx-int8 quantises each batch with its own range, so
+    # other windows would give other vectors. On the CPU each row runs alone and they cannot.)
     encoders = executor.processes if executor is not None else resolve_processes(settings.encode_processes)
     window = max(params.embedding_batch_size * 8, 64) * encoders
 

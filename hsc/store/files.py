@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import numpy as np
@@ -219,15 +219,20 @@ class FileTables(LexicalTables):
             ],
         )
 
-    def definitions(self, repository_id: int, path: str | None = None) -> dict[str, list[Definition]]:
-        """path -> the file's definitions in line order (one file, or every file of the repository)."""
-        path_filter = " AND f.path = ?" if path is not None else ""
+    def definitions(
+        self, repository_id: int, paths: str | Collection[str] | None = None
+    ) -> dict[str, list[Definition]]:
+        """path -> the file's definitions in line order (every file of the repository, or of ``paths``:
+        one path or several)."""
+        if isinstance(paths, str):
+            paths = [paths]
+        only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         found: dict[str, list[Definition]] = {}
         for row in self.conn.execute(
             f"""SELECT f.path, {", ".join("d." + c for c in DEFINITION_COLUMNS)}
                 FROM definitions d JOIN files f ON f.id = d.file_id
-                WHERE f.repository_id = ?{path_filter} ORDER BY f.path, d.ordinal""",
-            (repository_id, path) if path is not None else (repository_id,),
+                WHERE f.repository_id = ?{only} ORDER BY f.path, d.ordinal""",
+            (repository_id, *(paths or ())),
         ):
             found.setdefault(row[0], []).append(Definition(*row[1:]))
         return found

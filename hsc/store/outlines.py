@@ -22,12 +22,12 @@ class OutlineTables(Database):
         """path -> its leaves' scopes, first and last lines, in order (what an outline needs); of
         every file, or of ``paths`` only."""
         found: dict[str, tuple[list[str], list[int], list[int]]] = {}
-        path_filter, values = self._paths_filter(paths)
+        only = f" AND f.path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         for path, scope, start, end in self.conn.execute(
             f"""SELECT f.path, l.scope, l.start_line, l.end_line
                FROM leaves l JOIN files f ON f.id = l.file_id
-               WHERE f.repository_id = ?{path_filter} ORDER BY f.path, l.ordinal""",
-            (repository_id, *values),
+               WHERE f.repository_id = ?{only} ORDER BY f.path, l.ordinal""",
+            (repository_id, *(paths or ())),
         ):
             scopes, starts, ends = found.setdefault(path, ([], [], []))
             scopes.append(scope)
@@ -35,21 +35,15 @@ class OutlineTables(Database):
             ends.append(int(end))
         return found
 
-    @staticmethod
-    def _paths_filter(paths: Collection[str] | None, column: str = "f.path") -> tuple[str, tuple[str, ...]]:
-        if paths is None:
-            return "", ()
-        return f" AND {column} IN ({', '.join('?' * len(paths))})", tuple(paths)
-
     def replace_outlines(
         self, repository_id: int, rows: Iterable[OutlineRow], paths: Collection[str] | None = None
     ) -> None:
         """The repository's outlines, all at once (none: it has none, as before the option), or
         those of ``paths`` only (``rows`` then theirs)."""
-        path_filter, values = self._paths_filter(paths, "path")
+        only = f" AND path IN ({', '.join('?' * len(paths))})" if paths is not None else ""
         with self.transaction():
             self.conn.execute(
-                f"DELETE FROM outline_vectors WHERE repository_id = ?{path_filter}", (repository_id, *values)
+                f"DELETE FROM outline_vectors WHERE repository_id = ?{only}", (repository_id, *(paths or ()))
             )
             self.conn.executemany(
                 "INSERT OR REPLACE INTO outline_vectors (repository_id, path, start_line, end_line, "
