@@ -71,6 +71,66 @@ def test_class_and_module_kinds_ask_for_the_class_and_the_whole_file(tmp_path):
     assert len(blanked.splitlines()) == len(lines)
 
 
+GO_TYPES = """package ledger
+
+// Ledger keeps payments, each with its date and amount in cents.
+type Ledger struct {
+\tentries []Entry
+\towner   string
+\tclosed  bool
+}
+
+// Entry is one payment.
+type Entry struct{ cents int }
+
+// Total returns the sum of the ledger's payments in cents.
+func (l *Ledger) Total() int {
+\tsum := 0
+\tfor _, e := range l.entries {
+\t\tsum += e.cents
+\t}
+\treturn sum
+}
+"""
+
+TS_TYPES = """/** A store that keeps the payments of one account in memory. */
+export class PaymentStore {
+    private items: number[] = [];
+    add(cents: number): void {
+        this.items.push(cents);
+    }
+}
+
+/** The shape every payment source has to offer the store. */
+interface PaymentSource {
+    next(): number;
+    done(): boolean;
+    reset(): void;
+}
+"""
+
+
+def test_class_kind_asks_for_go_structs_and_typescript_classes_and_interfaces(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "ledger.go").write_text(GO_TYPES)
+    (source / "store.ts").write_text(TS_TYPES)
+    corpus = build_corpus([(source, "")], tmp_path / "c" / "corpus", None, 0, "class")
+    # Go's leading name is dropped; a type under five lines (Entry) and a method are not asked about.
+    assert [(t.path, t.name, t.start_line, t.end_line, t.query) for t in corpus.targets] == [
+        ("ledger.go", "Ledger", 4, 8, "keeps payments, each with its date and amount in cents."),
+        ("store.ts", "PaymentStore", 2, 7, "A store that keeps the payments of one account in memory."),
+        ("store.ts", "PaymentSource", 10, 14, "The shape every payment source has to offer the store."),
+    ]
+    go = (corpus.root / "ledger.go").read_text()
+    ts = (corpus.root / "store.ts").read_text()
+    # Every doc is blanked, a type's asked about or not, as every docstring is in Python; the
+    # lines stay where they were.
+    assert "keeps payments" not in go and "one payment" not in go and "Total returns" not in go
+    assert "shape every" not in ts and "A store that" not in ts
+    assert len(go.splitlines()) == len(GO_TYPES.splitlines())
+
+
 def test_a_strict_region_is_mostly_inside_the_target_and_covers_a_third_of_it():
     target = Target("q", "a.py", 11, 40, "Ledger")
     assert strict_hit(target, ("a.py", 11, 40)) and strict_hit(target, ("a.py", 5, 25))

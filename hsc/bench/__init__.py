@@ -327,7 +327,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("docstring", "comment", "class", "module"),
         default="docstring",
         help="quality, context: a doc's first sentence (default), a prose comment inside a function body, "
-        "a class docstring's (target: the class) or a module docstring's (target: the file)",
+        "a class docstring's or a type's doc comment (target: the class or type) or a module docstring's "
+        "(target: the file)",
     )
     parser.add_argument("--language", help="corpus: go, rust, js, ts, python, java, a list of them, or all")
     parser.add_argument("--no-png", action="store_true", help="quality: skip rendering the frontier PNG")

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from hsc.chunk.doctext import comment_lines
-from hsc.chunk.grammar import SCRIPT_LANGUAGES, function_value
+from hsc.chunk.grammar import SCRIPT_LANGUAGES, container_body, function_value
+from hsc.chunk.grammar import definition_name as grammar_definition_name
 from hsc.chunk.ingest import walk_repository
 from hsc.chunk.languages import LANGUAGE_TABLES, LanguageTables
+from hsc.chunk.node_types import CONTAINER_TYPES, DEFINITION_KINDS
 from hsc.chunk.parse import parser_for
 
 MIN_WORDS = 4
@@ -76,8 +78,9 @@ FUNCTION_TYPES = frozenset(
 )
 COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
 # The second query kind: a comment of prose inside a function body, at least this many words.
-# The region kinds (Python): a class docstring's first sentence asks for the class's lines, a
-# module docstring's for the whole file (hsc.quality.regions scores the answers).
+# The region kinds: a class docstring's first sentence asks for the class's lines (in the languages
+# with doc comments, a type's: type_targets), a Python module docstring's for the whole file
+# (hsc.quality.regions scores the answers).
 QUERY_KINDS = ("docstring", "comment", "class", "module")
 MIN_COMMENT_WORDS = 6
 _WORD = re.compile(r"[A-Za-z]+(?:['-][A-Za-z]+)*")
@@ -402,8 +405,13 @@ def _documented_files(
             out_path = f"{name}/{rel_path}" if name else rel_path
             if kind == "docstring":
                 targets = [target for target, _ in doc_targets(functions, out_path, data, language)]
-            elif kind in ("class", "module"):
-                targets = region_targets(tree, data, out_path, kind) if language == "python" else []
+            elif kind in ("class", "module") and language == "python":
+                targets = region_targets(tree, data, out_path, kind)
+            elif kind == "class":
+                targets, type_blanks = type_targets(tree, data, out_path, language)
+                blanks = blanks + type_blanks
+            elif kind == "module":
+                targets = []
             else:
                 comments = find_body_comments(tree, blanks)
                 blanks = blanks + [span for _, _, span, _ in comments]
@@ -462,6 +470,42 @@ def region_targets(tree: Any, data: bytes, path: str, kind: str) -> list[Target]
         if end - start + 1 >= MIN_LINES and _usable(sentence):
             targets.append(Target(sentence, path, start, end, definition_name(node)))
     return targets
+
+
+# The ``class`` kind in languages with doc comments above definitions: the definitions a type
+# question asks for (a class, interface, struct, enum or trait, by the chunker's kinds; an ``impl``
+# block is not the type's declaration), and Go's ``type Name struct|interface`` (one spec).
+TYPE_QUESTION_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
+
+
+def type_targets(
+    tree: Any, data: bytes, path: str, language: str
+) -> tuple[list[Target], list[tuple[int, int]]]:
+    """Go, Rust, Java, JavaScript and TypeScript's ``class`` queries: a type's doc comment's first
+    sentence (Go's leading name dropped, as for functions), target: the type's lines, at least
+    ``MIN_LINES``; and every such type's doc comment to blank (:func:`find_docs` blanks only some)."""
+    targets: list[Target] = []
+    blanks: list[tuple[int, int]] = []
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        if node.type == "type_declaration":
+            is_type = container_body(node) is not None  # Go: a struct or an interface
+        else:
+            is_type = node.type in CONTAINER_TYPES and DEFINITION_KINDS.get(node.type) in TYPE_QUESTION_KINDS
+        comments = _comment_block(node, language) if is_type else []
+        if not comments:
+            continue
+        blanks.extend((c.start_byte, c.end_byte) for c in comments)
+        name = grammar_definition_name(data, node) or ""
+        sentence = first_sentence(_comment_text(comments))
+        if name and sentence.startswith(name + " "):
+            sentence = sentence[len(name) + 1 :]
+        start, end = node.start_point[0] + 1, node.end_point[0] + 1
+        if end - start + 1 >= MIN_LINES and _usable(sentence):
+            targets.append(Target(sentence, path, start, end, name))
+    return targets, blanks
 
 
 def unique_queries(targets: list[Queried]) -> list[Queried]:
