@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from hsc.bench.corpora import LANGUAGE_PACKAGES, Package, build_language, fetch, source_files
-from hsc.quality.corpus import blank, doc_targets, find_docs
+from hsc.quality.corpus import blank, doc_targets
+from hsc.quality.doc_finder import find_docs
 from hsc.quality.metrics import mcnemar
 
 

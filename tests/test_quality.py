@@ -6,7 +6,8 @@ import json
 import shutil
 from pathlib import Path
 
-from hsc.quality.corpus import Target, build_corpus, first_sentence, is_hit
+from hsc.quality.corpus import Target, build_corpus, is_hit
+from hsc.quality.doc_finder import first_sentence
 from hsc.quality.metrics import first_hit, mrr_at, ndcg_at, recall_at
 
 PYTHON = '''"""Module docstring that must go."""

@@ -33,11 +33,10 @@ from hsc.quality.corpus import (
     STDLIB_PACKAGES,
     blank,
     doc_targets,
-    find_body_comments,
-    find_docs,
     region_targets,
     unique_queries,
 )
+from hsc.quality.doc_finder import find_body_comments, find_docs
 
 # Standard-library folders that are not library code to learn from: tests, the
 # IDE, installed third-party packages, and binary or build folders.
