@@ -125,6 +125,18 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
         assert any(r["name"] == "inventory.pricing.apply_discount" for r in located["regions"])
         assert [r["rank"] for r in located["regions"]] == [1, 2, 3, 4]
         assert "empty" in await _error(client, "locate", {"query": " "})
+        # Asked at the definition level: the same query's regions are definitions only, the
+        # discount function among them, the file ranking unchanged.
+        defined = await _call(
+            client,
+            "locate",
+            {"query": "apply a percentage discount to a price", "limit": 4, "level": "definition"},
+        )
+        assert "file" in {r["level"] for r in located["regions"]}
+        assert defined["regions"] and {r["level"] for r in defined["regions"]} == {"definition"}
+        assert any(r["name"] == "inventory.pricing.apply_discount" for r in defined["regions"])
+        assert defined["files"] == located["files"]
+        assert "level" in await _error(client, "locate", {"query": "x", "level": "folder"})
 
         # The context at a budget: the hit and what it needs, never over the budget.
         asked = {"query": "apply a percentage discount", "budget_tokens": 512}

@@ -26,7 +26,14 @@ from pydantic import Field
 
 from hsc.api import Index
 from hsc.index.pipeline import Progress
-from hsc.integrations.tools import DEFAULT_BUDGET, MAX_BUDGET, MAX_LIMIT, CodeSearch, ToolInputError
+from hsc.integrations.tools import (
+    DEFAULT_BUDGET,
+    LOCATE_LEVELS,
+    MAX_BUDGET,
+    MAX_LIMIT,
+    CodeSearch,
+    ToolInputError,
+)
 from hsc.params import RETRIEVAL_MODES, Parameters
 
 INSTRUCTIONS = """\
@@ -42,6 +49,7 @@ get_node walks up (parent) and down (children) from any id. index_status tells
 what is indexed and what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.search.two_stage, not listed here
+LocateLevel = Literal[LOCATE_LEVELS]  # type: ignore[valid-type]  # read from hsc.integrations.tools
 DEFAULT_MODE = Parameters().retrieval_mode
 MODE_HELP = (
     f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)} (default {DEFAULT_MODE}): two-stage ranks topic "
@@ -148,13 +156,21 @@ def build_server(search: CodeSearch) -> MCPServer:
         repository: Annotated[
             str | None, Field(description="Only this indexed repository (its folder); default: all of them")
         ] = None,
+        level: Annotated[
+            LocateLevel,
+            Field(
+                description="'definition' when you look for a class or another definition as a whole: "
+                "'regions' then lists definitions only, not the files around them"
+            ),
+        ] = "any",
     ) -> dict[str, Any]:
         """The files and definitions to open first for a query, best first. 'files': every
-        file ranked as a whole (its best-matching code and its own pooled vector). 'regions':
-        files and top-level definitions (a class with its methods, a function) with their
-        level, path, 1-based inclusive start_line/end_line, qualified name and score. Use it
-        to decide where to read before calling get_context or search_code."""
-        return _run(lambda: search.locate(query, limit, repository))
+        file ranked as a whole (its best-matching code and its own pooled vector); for a
+        question about a module, the file to open. 'regions': files and top-level definitions
+        (a class with its methods, a function) with their level, path, 1-based inclusive
+        start_line/end_line, qualified name and score; with level 'definition', definitions
+        only. Use it to decide where to read before calling get_context or search_code."""
+        return _run(lambda: search.locate(query, limit, repository, level))
 
     @server.tool()
     def get_context(

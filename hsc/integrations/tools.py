@@ -22,6 +22,8 @@ from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 
 SHOWN_PATHS = 20  # paths listed per kind of change; the counts are always complete
 MAX_LIMIT = 100
+# What locate's regions are drawn from: files and definitions, or definitions alone.
+LOCATE_LEVELS = ("any", "definition")
 DEFAULT_BUDGET = 2048  # cl100k tokens: the budget hsc's context policy was chosen at
 MAX_BUDGET = 100_000
 
@@ -242,19 +244,26 @@ class CodeSearch:
             raise ToolInputError("nothing is indexed yet; call index_repository with a folder first")
         return repository_ids, {int(r["id"]): r["root"] for r in repositories}
 
-    def locate(self, query: str, limit: int = 10, repository: str | None = None) -> dict[str, Any]:
+    def locate(
+        self, query: str, limit: int = 10, repository: str | None = None, level: str = "any"
+    ) -> dict[str, Any]:
         """The files and the definitions to open first: :attr:`QueryResponse.files` and
-        :attr:`QueryResponse.regions` of each repository asked, merged by score."""
+        :attr:`QueryResponse.regions` of each repository asked, merged by score. ``level``
+        "definition" draws the regions from definitions alone (a question about a class: the
+        class, not its file; docs/hierarchy.md, "Asking at one level")."""
         self._check_query(query, None)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
+        if level not in LOCATE_LEVELS:
+            raise ToolInputError(f"level must be one of {', '.join(LOCATE_LEVELS)}, not {level!r}")
+        levels = {"region_levels": "definition"} if level == "definition" else {}
         with self._lock:
             repository_ids, roots = self._asked(repository)
             files: list[tuple[str, Any]] = []
             regions: list[tuple[str, Any]] = []
             for repository_id in repository_ids:
                 hierarchy_id = self.index.default_hierarchy(repository_id)
-                params = self.index.hierarchy_parameters(hierarchy_id, region_count=limit)
+                params = self.index.hierarchy_parameters(hierarchy_id, region_count=limit, **levels)
                 response = self.index.query(
                     query, hierarchy_id=hierarchy_id, params=params, record=False, compare=False
                 )

@@ -50,6 +50,7 @@ LEAVES, BASELINE = "leaves (hybrid)", "outermost definition by best leaf"
 SHIPPED = "regions (hsc defaults)"
 WITHOUT_OUTLINES = "regions (hsc defaults, region_outlines off)"  # the shipped regions before outlines
 WITHOUT_NAMES = "regions (hsc defaults, region_names off)"  # the shipped regions before name evidence
+DEFINITIONS_ONLY = "regions (hsc defaults, region_levels definition)"  # asked at the definition level
 # Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
 MISS_CAUSES = (
     "no file or definition is the target",
@@ -306,6 +307,10 @@ def region_rankings(
         put(WITHOUT_OUTLINES, _spans(without_outlines[0]))
         without_names = answer_regions(regions, rows, scores, vector, at_k, lexical, evidence)
         put(WITHOUT_NAMES, _spans(without_names[0]))
+        # Asked at the definition level (`--set region_levels=definition`, the MCP locate tool's level).
+        definitions_only = dataclasses.replace(at_k, region_levels="definition")
+        only = answer_regions(regions, rows, scores, vector, definitions_only, lexical, evidence, names)
+        put(DEFINITIONS_ONLY, _spans(only[0]))
         name_variants(regions, rows, scores, vector, target.query, evidence, put)
         put("files (hsc defaults)", _spans(files))
         for level, span in first_answers(regions, outer, rows.tolist(), table).items():
