@@ -154,10 +154,10 @@ def _documented_files(
                 targets = [target for target, _ in doc_targets(functions, out_path, data, language)]
             elif kind in ("class", "module") and language == "python":
                 targets = region_targets(tree, data, out_path, kind)
-            elif kind == "class":
+            elif kind == "class" and language in TYPE_QUESTION_LANGUAGES:
                 targets, type_blanks = type_targets(tree, data, out_path, language)
                 blanks = blanks + type_blanks
-            elif kind == "module":
+            elif kind in ("class", "module"):
                 targets = []
             else:
                 comments = find_body_comments(tree, blanks)
@@ -223,6 +223,8 @@ def region_targets(tree: Any, data: bytes, path: str, kind: str) -> list[Target]
 # question asks for (a class, interface, struct, enum or trait, by the chunker's kinds; an ``impl``
 # block is not the type's declaration), and Go's ``type Name struct|interface`` (one spec).
 TYPE_QUESTION_KINDS = frozenset({"class", "interface", "struct", "enum", "trait"})
+# The languages whose doc comments above a type the finder reads (doc_finder.comment_block).
+TYPE_QUESTION_LANGUAGES = frozenset({"go", "rust", "java", "javascript", "typescript", "tsx"})
 
 
 def type_targets(
