@@ -114,3 +114,11 @@ def test_retriever_returns_regions_with_their_code(indexed_samples) -> None:
         d for d in documents if d.metadata["level"] == "file" and d.metadata["path"] == "inventory/pricing.py"
     )
     assert "def apply_discount" in pricing.page_content and pricing.metadata["start_line"] == 1
+
+    # Asked at the definition level: the same query's regions are definitions only, the file gone.
+    asked = HscRetriever(index=index, repository_id=repo, regions=True, k=5, level="definition")
+    defined = asked.invoke(QUERY)
+    assert defined and {d.metadata["level"] for d in defined} == {"definition"}
+    assert any(d.metadata["name"] == "inventory.pricing.apply_discount" for d in defined)
+    with pytest.raises(ValueError, match="level must be one of any, definition"):
+        HscRetriever(index=index, regions=True, level="folder")

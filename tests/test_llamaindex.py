@@ -112,6 +112,11 @@ def test_retriever_over_an_index_with_auto_merging(indexed_samples) -> None:
     assert [r.score for r in regions] == sorted((r.score for r in regions), reverse=True)
     named = {r.node.metadata["name"]: r for r in regions}
     assert "def apply_discount" in named["inventory.pricing.apply_discount"].node.text
+    defined = HscRetriever(index, repository_id=repo, k=4, regions=True, level="definition").retrieve(QUERY)
+    assert defined and {r.node.metadata["level"] for r in defined} == {"definition"}
+    assert "file" in {r.node.metadata["level"] for r in regions}  # the mixed list had one
+    with pytest.raises(ValueError, match="level must be one of any, definition"):
+        HscRetriever(index, regions=True, level="folder")
 
     flat = HscRetriever(index, repository_id=repo, k=3, mode="flat").retrieve(QUERY)
     assert flat[0].node.node_id == hits[0].node.node_id

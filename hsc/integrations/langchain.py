@@ -23,7 +23,14 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from hsc.api import Index, QueryResult
-from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
+from hsc.integrations.packs import (
+    level_overrides,
+    region_id,
+    region_metadata,
+    region_texts,
+    span_id,
+    span_metadata,
+)
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
@@ -77,7 +84,8 @@ class HscRetriever(BaseRetriever):
 
     Regions: with ``regions=True`` the Documents are the query's ranked regions
     (:attr:`hsc.api.QueryResponse.regions`: files and top-level definitions),
-    ``page_content`` their code; ``k`` sets how many (``region_count``).
+    ``page_content`` their code; ``k`` sets how many (``region_count``); ``level="definition"``
+    draws them from definitions alone (a question about a class).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -89,6 +97,7 @@ class HscRetriever(BaseRetriever):
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
     regions: bool = False  # True: the query's regions (files, definitions), not its leaves
+    level: str = "any"  # with regions: "definition" lists definitions only (hsc.integrations.packs)
     # Files of these roles only (comma-separated, hsc.chunk.roles; "all": every file); None: the
     # hierarchy's tool_roles (code), or every file of a repository without code.
     roles: str | None = None
@@ -100,12 +109,18 @@ class HscRetriever(BaseRetriever):
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         return mode
 
+    @field_validator("level")
+    @classmethod
+    def _known_level(cls, level: str) -> str:
+        level_overrides(level)
+        return level
+
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
         overrides: dict[str, Any] = {} if self.k is None else {"leaf_level_top_k": self.k}
-        if self.regions and self.k is not None:
-            overrides = {"region_count": self.k}
+        if self.regions:
+            overrides = level_overrides(self.level) | ({} if self.k is None else {"region_count": self.k})
         unnamed = self.hierarchy_id is None and self.repository_id is None
         if unnamed and self.budget_tokens is None and not self.regions and len(self.index.repositories()) > 1:
             # Every repository of the database answers, ranked together (hsc.search.across), each

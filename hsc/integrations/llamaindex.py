@@ -43,7 +43,14 @@ from hsc.chunk.parse import module_name, parse_source
 from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy.groups import LeafTable, plan_hierarchy
-from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
+from hsc.integrations.packs import (
+    level_overrides,
+    region_id,
+    region_metadata,
+    region_texts,
+    span_id,
+    span_metadata,
+)
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
 from hsc.search.across import query_repositories
@@ -264,7 +271,8 @@ class HscRetriever(BaseRetriever):
 
     Regions: with ``regions=True`` the nodes are the query's ranked regions (files and
     top-level definitions; :attr:`hsc.api.QueryResponse.regions`), their code as text, ids
-    ``level:path:start-end``; ``k`` sets how many.
+    ``level:path:start-end``; ``k`` sets how many; ``level="definition"`` draws them from
+    definitions alone (a question about a class).
 
     ``roles``: files of these roles only (comma-separated, :mod:`hsc.chunk.roles`; "all": every
     file); None: the hierarchy's ``tool_roles`` (code), or every file of a repository without code."""
@@ -279,20 +287,24 @@ class HscRetriever(BaseRetriever):
         budget_tokens: int | None = None,
         regions: bool = False,
         roles: str | None = None,
+        level: str = "any",
         **kwargs: Any,
     ) -> None:
         if mode is not None and mode not in RETRIEVAL_MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; choose one of {', '.join(RETRIEVAL_MODES)}")
         if budget_tokens is not None and budget_tokens < 1:
             raise ValueError(f"budget_tokens must be at least 1, not {budget_tokens}")
+        levels = level_overrides(level)
         super().__init__(**kwargs)
-        self.index, self.mode, self.k = index, mode, k
+        self.index, self.mode, self.k, self.levels = index, mode, k, levels
         self.repository_id, self.hierarchy_id = repository_id, hierarchy_id
         self.budget_tokens, self.regions, self.roles = budget_tokens, regions, roles
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         text = query_bundle.query_str
         overrides = {} if self.k is None else {"region_count" if self.regions else "leaf_level_top_k": self.k}
+        if self.regions:
+            overrides |= self.levels
         unnamed = self.hierarchy_id is None and self.repository_id is None
         if unnamed and self.budget_tokens is None and not self.regions and len(self.index.repositories()) > 1:
             # Every repository of the database answers, ranked together (hsc.search.across), each

@@ -26,9 +26,9 @@ from pydantic import Field
 
 from hsc.api import Index
 from hsc.index.pipeline import Progress
+from hsc.integrations.packs import ANSWER_LEVELS
 from hsc.integrations.tools import (
     DEFAULT_BUDGET,
-    LOCATE_LEVELS,
     MAX_BUDGET,
     MAX_LIMIT,
     CodeSearch,
@@ -49,7 +49,7 @@ get_node walks up (parent) and down (children) from any id. index_status tells
 what is indexed and what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.search.two_stage, not listed here
-LocateLevel = Literal[LOCATE_LEVELS]  # type: ignore[valid-type]  # read from hsc.integrations.tools
+LocateLevel = Literal[ANSWER_LEVELS]  # type: ignore[valid-type]  # read from hsc.integrations.packs
 DEFAULT_MODE = Parameters().retrieval_mode
 MODE_HELP = (
     f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)} (default {DEFAULT_MODE}): two-stage ranks topic "

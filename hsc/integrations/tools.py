@@ -18,12 +18,11 @@ from typing import Any
 from hsc.api import Index, NodeView, QueryResult, parse_node_id
 from hsc.chunk.roles import parse_roles
 from hsc.index.pipeline import PendingChanges, ProgressCallback, pending_changes
+from hsc.integrations.packs import level_overrides
 from hsc.params import RETRIEVAL_MODES, Parameters, with_values
 
 SHOWN_PATHS = 20  # paths listed per kind of change; the counts are always complete
 MAX_LIMIT = 100
-# What locate's regions are drawn from: files and definitions, or definitions alone.
-LOCATE_LEVELS = ("any", "definition")
 DEFAULT_BUDGET = 2048  # cl100k tokens: the budget hsc's context policy was chosen at
 MAX_BUDGET = 100_000
 
@@ -254,9 +253,10 @@ class CodeSearch:
         self._check_query(query, None)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")
-        if level not in LOCATE_LEVELS:
-            raise ToolInputError(f"level must be one of {', '.join(LOCATE_LEVELS)}, not {level!r}")
-        levels = {"region_levels": "definition"} if level == "definition" else {}
+        try:
+            levels = level_overrides(level)
+        except ValueError as error:
+            raise ToolInputError(str(error)) from None
         with self._lock:
             repository_ids, roots = self._asked(repository)
             files: list[tuple[str, Any]] = []
