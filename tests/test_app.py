@@ -342,6 +342,25 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert "Its parent group" in texts(app)
 
 
+def test_query_page_asks_at_the_definition_level_when_the_sidebar_says_so() -> None:
+    app = open_page(fresh_session(), "pages/5_Query.py")
+    app.text_input(key="query:text").input("a repository of items kept in a database").run()
+    assert_clean(app)
+    mixed = app.session_state["query:response"].regions
+    assert "file" in {r.level for r in mixed}
+    said = texts(app)
+    assert "Where to look · files and definitions" in said and "ask at the definition level" in said
+    control = next(c for c in app.sidebar.segmented_control if c.label == "region_levels")
+    control.set_value("definition").run()
+    app.button(key="query:search").click().run()
+    assert_clean(app)
+    regions = app.session_state["query:response"].regions
+    assert regions and {r.level for r in regions} == {"definition"}
+    said = texts(app)
+    assert "Where to look · definitions (asked at the definition level)" in said
+    assert "the list holds no files" in said and "Each top-level definition" in said
+
+
 def test_hierarchy_page_previews_the_current_parameters_before_they_are_saved() -> None:
     """The Similarity page's counts follow the sliders; the Hierarchy page showed only the saved
     set until the parameters were saved. Now it previews them, with the same counts."""

@@ -116,7 +116,7 @@ if response is not None and response.query.strip():
     st.dataframe(query_view.flat_table(response, shown_scope, folder), hide_index=True, column_config=columns)
     st.caption(query_view.caption_tables(shared, folder))
     if response.regions:
-        st.markdown("**Where to look · files and definitions**")
+        st.markdown(query_view.regions_heading(asked_with))
         st.caption(query_view.regions_note(response, asked_with))
         region_columns = st.columns(2, gap="large")
         region_columns[0].dataframe(query_view.regions_table(response.regions, folder), hide_index=True)

@@ -258,10 +258,18 @@ def regions_table(regions: list[Region], folder: str) -> pd.DataFrame:
     )
 
 
+def regions_heading(params: Parameters) -> str:
+    """The region answer's heading: what its list is drawn from."""
+    if "file" in params.region_levels.split("+"):
+        return "**Where to look · files and definitions**"
+    return "**Where to look · definitions (asked at the definition level)**"
+
+
 def regions_note(response: QueryResponse, params: Parameters) -> str:
     """How the regions were ranked, and whether their first answer holds the leaves' first."""
+    with_files = "file" in params.region_levels.split("+")
     text = (
-        f"Each file and top-level definition that holds one of the query's best "
+        f"Each {'file and ' if with_files else ''}top-level definition that holds one of the query's best "
         f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
         f"+ {1 - params.region_best_share:g} × its own pooled vector's cosine (files: "
         f"{params.file_best_share:g} and {1 - params.file_best_share:g})"
@@ -273,7 +281,16 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
         )
     if params.region_names != "off":
         text += f"; every region gains {NAME_WEIGHT:g} × the share of its own name's words the query says"
-    text += ": a class question tends to get its class, a module question its file."
+    if with_files:
+        text += (
+            ": a class question tends to get its class, a module question its file. Looking for a class, "
+            "ask at the definition level (region_levels = definition, in the sidebar)."
+        )
+    else:
+        text += (
+            ": asked at the definition level (region_levels = definition), the list holds no files, "
+            "as a question about a class wants; the file ranking beside it still answers a module question."
+        )
     return text + " " + region_level_sentence(response.regions, response.results)
 
 
