@@ -27,6 +27,7 @@ from hsc.params import (
     query_overrides,
     with_values,
 )
+from hsc.search.regions import level_overrides
 from hsc.store.dbfile import explain
 
 if TYPE_CHECKING:
@@ -244,6 +245,7 @@ def command_query(args: argparse.Namespace) -> int:
     _, settings = _configure(args)
     # Every query-stage parameter given applies; any other parameter is refused, naming where it is set.
     overrides = query_overrides(given_values(args.config, args.set), with_settings=True)
+    overrides |= level_overrides(args.level)
     if args.text is not None and not args.queries:
         check_query(args.text)  # before anything is opened or loaded
     with _open(args, settings) as index:

@@ -15,6 +15,7 @@ from hsc import __version__
 from hsc.bench import add_arguments as add_bench_arguments
 from hsc.encoder.cli import add_encoder_arguments
 from hsc.params import EXECUTORS, RETRIEVAL_MODES, Parameters
+from hsc.search.regions import ANSWER_LEVELS
 
 Command = Callable[[argparse.Namespace], int]
 
@@ -119,6 +120,12 @@ def build_parser(commands: Mapping[str, Command], description: str) -> argparse.
         "--regions", action="store_true", help="also the ranked regions: files and definitions (best first)"
     )
     query.add_argument("--files", action="store_true", help="also the files ranked as files (best first)")
+    query.add_argument(
+        "--level",
+        choices=ANSWER_LEVELS,
+        default="any",
+        help="with --regions: 'definition' draws them from definitions alone (a question about a class)",
+    )
     query.set_defaults(run=commands["query"])
 
     context = add("context", "at most --budget tokens of code for a query: hits and what they depend on")

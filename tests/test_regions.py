@@ -306,6 +306,20 @@ def test_query_json_gives_regions_and_files_as_the_contract_says(indexed):
         [*command, "where are totals computed", "--json"], capture_output=True, text=True, env=env, check=True
     )
     assert "regions" not in json.loads(plain.stdout)
+    # Asked at the definition level: the same question's regions are definitions only.
+    defined = subprocess.run(
+        [*command, "where are totals computed", "--json", "--regions", "--level", "definition"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    regions = json.loads(defined.stdout)["regions"]
+    assert regions and {r["level"] for r in regions} == {"definition"}
+    refused = subprocess.run(
+        [*command, "x", "--regions", "--level", "folder"], capture_output=True, text=True, env=env
+    )
+    assert refused.returncode == 2 and "invalid choice: 'folder'" in refused.stderr
 
 
 def test_a_pack_brings_the_class_a_top_hit_lies_in_whole_or_as_its_outline(indexed):

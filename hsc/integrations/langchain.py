@@ -23,17 +23,11 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from hsc.api import Index, QueryResult
-from hsc.integrations.packs import (
-    level_overrides,
-    region_id,
-    region_metadata,
-    region_texts,
-    span_id,
-    span_metadata,
-)
+from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
+from hsc.search.regions import level_overrides
 
 
 def result_document(result: QueryResult, mode: str) -> Document:

@@ -43,18 +43,12 @@ from hsc.chunk.parse import module_name, parse_source
 from hsc.chunk.tokens import get_counter
 from hsc.embed import Embedder, SentenceTransformerEmbedder
 from hsc.hierarchy.groups import LeafTable, plan_hierarchy
-from hsc.integrations.packs import (
-    level_overrides,
-    region_id,
-    region_metadata,
-    region_texts,
-    span_id,
-    span_metadata,
-)
+from hsc.integrations.packs import region_id, region_metadata, region_texts, span_id, span_metadata
 from hsc.model import common_scope
 from hsc.params import RETRIEVAL_MODES, Parameters, Settings
 from hsc.search.across import query_repositories
 from hsc.search.context import ContextPack
+from hsc.search.regions import level_overrides
 
 # Shown to neither the embedding model nor the LLM: ids and long summaries.
 _HIDDEN_KEYS = ["level", "node_type", "summary", "language"]

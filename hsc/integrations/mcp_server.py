@@ -26,7 +26,6 @@ from pydantic import Field
 
 from hsc.api import Index
 from hsc.index.pipeline import Progress
-from hsc.integrations.packs import ANSWER_LEVELS
 from hsc.integrations.tools import (
     DEFAULT_BUDGET,
     MAX_BUDGET,
@@ -35,6 +34,7 @@ from hsc.integrations.tools import (
     ToolInputError,
 )
 from hsc.params import RETRIEVAL_MODES, Parameters
+from hsc.search.regions import ANSWER_LEVELS
 
 INSTRUCTIONS = """\
 hsc searches code by meaning. It cuts each file into leaves (functions, methods,
@@ -49,7 +49,7 @@ get_node walks up (parent) and down (children) from any id. index_status tells
 what is indexed and what has changed on disk since."""
 
 ModeName = Literal[RETRIEVAL_MODES]  # type: ignore[valid-type]  # read from hsc.search.two_stage, not listed here
-LocateLevel = Literal[ANSWER_LEVELS]  # type: ignore[valid-type]  # read from hsc.integrations.packs
+LocateLevel = Literal[ANSWER_LEVELS]  # type: ignore[valid-type]  # read from hsc.search.regions
 DEFAULT_MODE = Parameters().retrieval_mode
 MODE_HELP = (
     f"Retrieval mode, one of {', '.join(RETRIEVAL_MODES)} (default {DEFAULT_MODE}): two-stage ranks topic "

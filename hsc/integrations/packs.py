@@ -8,18 +8,6 @@ from typing import Any
 from hsc.search.context import ContextPack, ContextSpan
 from hsc.search.regions import Region
 
-# The levels a caller may ask a query's regions at: "any" (files and definitions compete by score,
-# for a question whose kind nobody knows) or "definition" (definitions alone, for a question about
-# a class or another definition as a whole; docs/hierarchy.md, "Asking at one level").
-ANSWER_LEVELS = ("any", "definition")
-
-
-def level_overrides(level: str) -> dict[str, str]:
-    """The query parameters that draw a query's regions from ``level`` (one of ANSWER_LEVELS)."""
-    if level not in ANSWER_LEVELS:
-        raise ValueError(f"level must be one of {', '.join(ANSWER_LEVELS)}, not {level!r}")
-    return {"region_levels": "definition"} if level == "definition" else {}
-
 
 def span_id(span: ContextSpan) -> str:
     """``path:start-end``: no two spans of a pack share a line, so this names one."""

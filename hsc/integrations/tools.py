@@ -18,8 +18,8 @@ from typing import Any
 from hsc.api import Index, NodeView, QueryResult, parse_node_id
 from hsc.chunk.roles import parse_roles
 from hsc.index.pipeline import PendingChanges, ProgressCallback, pending_changes
-from hsc.integrations.packs import level_overrides
 from hsc.params import RETRIEVAL_MODES, Parameters, with_values
+from hsc.search.regions import level_overrides
 
 SHOWN_PATHS = 20  # paths listed per kind of change; the counts are always complete
 MAX_LIMIT = 100
