@@ -258,16 +258,21 @@ def regions_table(regions: list[Region], folder: str) -> pd.DataFrame:
     )
 
 
+def _lists_files(params: Parameters) -> bool:
+    """Whether the region answer draws files as well (not asked at the definition level)."""
+    return "file" in params.region_levels.split("+")
+
+
 def regions_heading(params: Parameters) -> str:
     """The region answer's heading: what its list is drawn from."""
-    if "file" in params.region_levels.split("+"):
+    if _lists_files(params):
         return "**Where to look · files and definitions**"
     return "**Where to look · definitions (asked at the definition level)**"
 
 
 def regions_note(response: QueryResponse, params: Parameters) -> str:
     """How the regions were ranked, and whether their first answer holds the leaves' first."""
-    with_files = "file" in params.region_levels.split("+")
+    with_files = _lists_files(params)
     text = (
         f"Each {'file and ' if with_files else ''}top-level definition that holds one of the query's best "
         f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
