@@ -64,6 +64,10 @@ REGION_OUTLINES = ("evidence", "off")
 # Name evidence (hsc.search.region_names): "evidence" adds the share of a listed region's own name
 # the query matches to its score; "off" scores regions as before.
 REGION_NAMES = ("evidence", "off")
+# Whether a type's members declared outside its lines in its file (Go's methods with its receiver,
+# Rust's impl blocks) count as its own when its region is scored (hsc.search.regions): "outside"
+# does, "inside" holds a definition to the leaves its lines overlap, as before.
+REGION_MEMBERS = ("outside", "inside")
 # What tells a module question in the context pack (hsc.search.module_rule): where the top hits lie
 # (the first one tried), the file ranking's best file by a margin over the second, the region list
 # putting a file first (by a margin over its best definition), the best file scoring within a margin

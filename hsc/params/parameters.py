@@ -19,6 +19,7 @@ from hsc.params.fields import (
     REGION_DEFINITIONS,
     REGION_LEVELS,
     REGION_LEXICAL,
+    REGION_MEMBERS,
     REGION_NAMES,
     REGION_NESTING,
     REGION_OUTLINES,
@@ -451,6 +452,15 @@ class Parameters:
         "message headers'), once per name in a file; 'off' = none.",
         "query",
         choices=REGION_NAMES,
+    )
+    region_members: str = _p(
+        "outside",
+        "Regions: 'outside' = a type's members declared outside its lines in its file (Go methods "
+        "with its receiver, Rust impl blocks) count as its own, as a Python class's methods do, and it "
+        "comes right after the member that lifted it; 'inside' = a definition is scored by the leaves "
+        "its lines overlap alone.",
+        "query",
+        choices=REGION_MEMBERS,
     )
 
     def __post_init__(self) -> None:

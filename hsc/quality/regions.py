@@ -51,6 +51,10 @@ SHIPPED = "regions (hsc defaults)"
 WITHOUT_OUTLINES = "regions (hsc defaults, region_outlines off)"  # the shipped regions before outlines
 WITHOUT_NAMES = "regions (hsc defaults, region_names off)"  # the shipped regions before name evidence
 DEFINITIONS_ONLY = "regions (hsc defaults, region_levels definition)"  # asked at the definition level
+# The shipped regions with a type scored by the leaves inside its lines alone, before members declared
+# outside it (Go methods, Rust impl blocks) counted as its own; and so asked at the definition level.
+MEMBERS_INSIDE = "regions (hsc defaults, region_members inside)"
+MEMBERS_INSIDE_DEFINITIONS = "regions (hsc defaults, region_levels definition, region_members inside)"
 # Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
 MISS_CAUSES = (
     "no file or definition is the target",
@@ -311,6 +315,10 @@ def region_rankings(
         definitions_only = dataclasses.replace(at_k, region_levels="definition")
         only = answer_regions(regions, rows, scores, vector, definitions_only, lexical, evidence, names)
         put(DEFINITIONS_ONLY, _spans(only[0]))
+        for label, asked in ((MEMBERS_INSIDE, at_k), (MEMBERS_INSIDE_DEFINITIONS, definitions_only)):
+            inside = dataclasses.replace(asked, region_members="inside")
+            found = answer_regions(regions, rows, scores, vector, inside, lexical, evidence, names)[0]
+            put(label, _spans(found))
         name_variants(regions, rows, scores, vector, target.query, evidence, put)
         put("files (hsc defaults)", _spans(files))
         for level, span in first_answers(regions, outer, rows.tolist(), table).items():

@@ -10,7 +10,8 @@ A query's regions are scored from its leaf ranking: the best ``region_candidates
 their scores (hybrid: cosine fused with BM25). A region holding one of them scores
 ``best_share`` x its best leaf's score + (1 - ``best_share``) x its pooled vector's cosine, so a
 level wins where its own vector fits the question better than a single leaf does. Files are
-ranked the same way, every file's pooled vector scored (files are few beside leaves). The
+ranked the same way, every file's pooled vector scored (files are few beside leaves). A Go or Rust
+type may count its members declared outside its lines as its own (hsc.search.region_members). The
 share and the rest were chosen with ``bench quality --query-kind class|module|docstring``
 (docs/hierarchy.md).
 """
@@ -27,6 +28,7 @@ import numpy as np
 from hsc.model import Definition, common_scope
 from hsc.params import REGION_NESTING, Parameters
 from hsc.search.lexical import fuse
+from hsc.search.region_members import below_lenders, declared_members, pool_members, with_members
 from hsc.search.two_stage import top_k
 
 LEVELS = ("folder", "file", "definition", "group")
@@ -91,6 +93,12 @@ class RegionTable:
     hi: np.ndarray  # int64
     vectors: np.ndarray  # float32 (regions, dim), L2-normalised
     outermost: np.ndarray  # bool: a definition inside no other definition of its file (others: True)
+    # int64: the row of the type declaration whose members this region holds, declared outside the
+    # type's lines in its file (a Go method of a struct, a Rust impl block of a type); -1 for none.
+    extends: np.ndarray
+    # float32 (len(owners), dim): each such type's vector pooled over its own leaves and its
+    # members', L2-normalised; row i is the type ``owners[i]``'s.
+    member_vectors: np.ndarray
 
     def __len__(self) -> int:
         return len(self.levels)
@@ -105,6 +113,11 @@ class RegionTable:
         order = np.argsort(row_of, kind="stable")
         indptr = np.searchsorted(row_of[order], np.arange(leaves + 1))
         return indptr.astype(np.int64), region_of[order]
+
+    @cached_property
+    def owners(self) -> np.ndarray:
+        """The rows of the types some region holds members of (:attr:`extends`), ascending."""
+        return np.unique(self.extends[self.extends >= 0])
 
     @cached_property
     def holds_others(self) -> np.ndarray:
@@ -145,17 +158,19 @@ class RegionTable:
 
 
 # The columns a region table is saved as beside its vectors (hsc.store.sidecar), in field order.
-COLUMNS = ("levels", "paths", "names", "start_lines", "end_lines", "lo", "hi", "outermost")
+COLUMNS = ("levels", "paths", "names", "start_lines", "end_lines", "lo", "hi", "outermost", "extends")
 
 
 def region_arrays(regions: RegionTable) -> dict[str, np.ndarray]:
-    """A region table's columns (without its vectors) as arrays a side file can hold."""
-    return {
+    """A region table's columns and its types' member vectors (without the regions' vectors) as
+    arrays a side file can hold; the member vectors are its one two-dimensional array."""
+    columns = {
         name: np.array(getattr(regions, name), dtype=str)
         if name in ("paths", "names")
         else getattr(regions, name)
         for name in COLUMNS
     }
+    return {**columns, "member_vectors": regions.member_vectors}
 
 
 def regions_from_arrays(arrays: dict[str, np.ndarray], vectors: np.ndarray) -> RegionTable:
@@ -163,7 +178,7 @@ def regions_from_arrays(arrays: dict[str, np.ndarray], vectors: np.ndarray) -> R
     columns = {name: arrays[name] for name in COLUMNS}
     columns["paths"] = columns["paths"].tolist()
     columns["names"] = columns["names"].tolist()
-    return RegionTable(**columns, vectors=vectors)
+    return RegionTable(**columns, vectors=vectors, member_vectors=arrays["member_vectors"])
 
 
 def _runs(starts: list[int], ends: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -205,15 +220,19 @@ def build_regions(
     levels: list[int] = []
     paths: list[str] = []
     names: list[str] = []
+    kinds: list[str] = []  # a definition's kind ("" for the other levels), to link members to their type
     first: list[int] = []
     last: list[int] = []
     lo: list[int] = []
     hi: list[int] = []
 
-    def add(level: int, path: str, name: str, lines: tuple[int, int], rows: tuple[int, int]) -> None:
+    def add(
+        level: int, path: str, name: str, lines: tuple[int, int], rows: tuple[int, int], kind: str = ""
+    ) -> None:
         levels.append(level)
         paths.append(path)
         names.append(name)
+        kinds.append(kind)
         first.append(lines[0])
         last.append(lines[1])
         lo.append(rows[0])
@@ -241,7 +260,8 @@ def build_regions(
             a = start + int(np.searchsorted(ends, definition.start_line, side="left"))
             b = start + int(np.searchsorted(starts, definition.end_line, side="right"))
             if a < b:
-                add(DEFINITION, path, definition.scope, (definition.start_line, definition.end_line), (a, b))
+                lines = (definition.start_line, definition.end_line)
+                add(DEFINITION, path, definition.scope, lines, (a, b), definition.kind)
     for folder, (start, end) in sorted(folders.items()):
         add(FOLDER, folder, folder + "/", (0, 0), (start, end))
     if group_starts is not None and group_ends is not None:
@@ -258,7 +278,10 @@ def build_regions(
                 outermost[region] = False
             else:
                 last_outer = (paths[region], last[region])
+    outer = [r for r, level in enumerate(levels) if level == DEFINITION and outermost[r]]
+    extends = declared_members(paths, names, kinds, first, last, outer, len(levels))
     vectors = pool_runs(table.vectors, lo_array, hi_array) if n else np.zeros((0, 1), np.float32)
+    member_vectors = pool_members(table.vectors, lo_array, hi_array, extends, vectors.shape[1])
     return RegionTable(
         np.asarray(levels, dtype=np.int8),
         paths,
@@ -269,6 +292,8 @@ def build_regions(
         hi_array,
         vectors,
         outermost,
+        extends,
+        member_vectors,
     )
 
 
@@ -321,14 +346,15 @@ def _level_shares(regions: RegionTable, ids: np.ndarray, values: np.ndarray) -> 
 
 
 def _once_per_name(
-    regions: RegionTable, ids: np.ndarray, fused: np.ndarray, evidence: np.ndarray
+    regions: RegionTable, ids: np.ndarray, fused: np.ndarray, evidence: np.ndarray, members: bool = False
 ) -> np.ndarray:
     """``evidence`` kept only for the best-scored of the listed regions that share a file and a name
     (a Rust type and its ``impl`` blocks, one name several times): its name then lifts one of them,
-    not every slot of the list."""
+    not every slot of the list; with ``members``, the type's declaration before its impl blocks."""
     kept = np.zeros(len(ids))
     seen: set[tuple[str, str]] = set()
-    for place in np.argsort(-fused, kind="stable").tolist():
+    member = regions.extends[ids] >= 0 if members else np.zeros(len(ids), dtype=bool)
+    for place in np.lexsort((-fused, member)).tolist():
         key = (regions.paths[int(ids[place])], regions.names[int(ids[place])])
         if key not in seen:
             seen.add(key)
@@ -357,6 +383,7 @@ def rank_regions(
     outline_weight: float = 0.0,
     name_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
     name_weight: float = 0.0,
+    members: bool = False,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
@@ -374,13 +401,18 @@ def rank_regions(
     ``outline_weight`` x its share of the best among the listed regions of its level.
     ``name_evidence``: region rows -> the share of each one's own name the query matches
     (hsc.search.region_names), added as ``name_weight`` x that share to the best-scored region of
-    each name in a file."""
+    each name in a file. ``members``: a type declaration's best candidate may be one of its members
+    declared outside its lines, its vector is pooled over them too, and it comes right after the
+    member it took its best candidate from, never before it (hsc.search.region_members)."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
     if extra is not None and len(scores):
         floor = float(np.min(scores))
         best = {**{int(r): floor for r in extra}, **best}
+    lenders: dict[int, int] = {}
+    if members:
+        best, lenders = with_members(regions.extends, best)
     wanted = {LEVELS.index(level) for level in levels}
     ids = np.array(
         [
@@ -396,6 +428,10 @@ def rank_regions(
     if not len(ids):
         return []
     pooled = cosines(ids) if cosines else regions.vectors[ids] @ query.astype(regions.vectors.dtype)
+    if members and cosines is None and len(regions.owners):
+        places = np.minimum(np.searchsorted(regions.owners, ids), len(regions.owners) - 1)
+        owner = regions.owners[places] == ids
+        pooled[owner] = regions.member_vectors[places[owner]] @ query.astype(np.float32)
     share = np.full(len(ids), best_share)
     if file_best_share is not None:
         share[regions.levels[ids] == FILE] = file_best_share
@@ -407,7 +443,9 @@ def rank_regions(
     if outline_evidence is not None and outline_weight > 0:
         fused = fused + outline_weight * _level_shares(regions, ids, outline_evidence(ids))
     if name_evidence is not None and name_weight > 0:
-        fused = fused + name_weight * _once_per_name(regions, ids, fused, name_evidence(ids))
+        fused = fused + name_weight * _once_per_name(regions, ids, fused, name_evidence(ids), members)
+    if lenders:
+        fused = below_lenders(ids, fused, lenders)
     order = np.lexsort((ids, regions.lo[ids] - regions.hi[ids], -np.round(fused, 6)))
     chosen: list[int] = []
     out: list[Region] = []
@@ -490,6 +528,7 @@ def answer_regions(
         name_evidence=name_evidence,
         name_weight=NAME_WEIGHT,
         nested_containers=params.region_definitions == "containers",
+        members=params.region_members == "outside",
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}

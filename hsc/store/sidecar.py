@@ -233,7 +233,8 @@ class SideFiles:
             vectors = np.load(self._name("regions", owner, stamp, ".npy"), mmap_mode="r").view(np.ndarray)
         except (OSError, ValueError, KeyError):
             return None
-        if vectors.ndim != 2 or any(len(column) != len(vectors) for column in arrays.values()):
+        columns = [array for array in arrays.values() if array.ndim == 1]  # the 2-D ones: other vectors
+        if vectors.ndim != 2 or any(len(column) != len(vectors) for column in columns):
             return None
         return arrays, vectors
 

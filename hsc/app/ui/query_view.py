@@ -286,6 +286,8 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
         )
     if params.region_names != "off":
         text += f"; every region gains {NAME_WEIGHT:g} × the share of its own name's words the query says"
+    if params.region_members == "outside":
+        text += "; a Go or Rust type counts its methods and impl blocks in its file as its own"
     if with_files:
         text += (
             ": a class question tends to get its class, a module question its file. Looking for a class, "
