@@ -35,6 +35,24 @@ def torch_embedder():
 
 
 @pytest.fixture(scope="session")
+def index_files(embedder):
+    """Makes a database ``root / "index.db"`` of a repository ``root / name`` holding ``files`` (path
+    -> text), indexed with ``params``, and returns it open; the caller closes it."""
+    from hsc.api import Index
+
+    def make(root: Path, name: str, files: dict[str, str], params=None):
+        repo = root / name
+        repo.mkdir()
+        for path, text in files.items():
+            (repo / path).write_text(text)
+        index = Index.open(root / "index.db", embedder=embedder)
+        index.index(repo, params=params)
+        return index
+
+    return make
+
+
+@pytest.fixture(scope="session")
 def indexed_samples(tmp_path_factory, embedder):
     """All three sample repositories indexed once into one database (copied
     first, so tests may read but never change the bundled ones)."""

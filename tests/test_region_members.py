@@ -63,6 +63,8 @@ pub fn average(readings: &[Reading]) -> f64 {
 }
 """
 
+SMALL_LEAVES = Parameters(maximum_chunk_token_length=64)
+
 PYTHON = """class Shelf:
     def add(self, title):
         self.books.append(title)
@@ -74,18 +76,10 @@ def count(shelf):
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory, embedder):
-    from hsc.api import Index
-
-    root = tmp_path_factory.mktemp("members")
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "shelf.go").write_text(GO)
-    (repo / "reading.rs").write_text(RUST)
-    (repo / "shelf.py").write_text(PYTHON)
-    index = Index.open(root / "index.db", embedder=embedder)
+def indexed(tmp_path_factory, index_files):
+    files = {"shelf.go": GO, "reading.rs": RUST, "shelf.py": PYTHON}
     # Leaves of a definition each (a file under the maximum would be one leaf).
-    index.index(repo, params=Parameters(maximum_chunk_token_length=64))
+    index = index_files(tmp_path_factory.mktemp("members"), "repo", files, SMALL_LEAVES)
     yield index
     index.close()
 
@@ -179,22 +173,18 @@ def test_the_query_parameter_chooses_between_the_two_and_keeps_the_members_liste
         Parameters(region_members="everywhere")
 
 
-def test_a_region_side_file_from_before_the_members_is_made_again(tmp_path, embedder):
+def test_a_region_side_file_from_before_the_members_is_made_again(tmp_path, index_files, embedder):
     from hsc.api import Index
 
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    (repo / "reading.rs").write_text(RUST)
-    database = tmp_path / "index.db"
     question = "convert a temperature to fahrenheit"
-    with Index.open(database, embedder=embedder) as index:
-        index.index(repo, params=Parameters(maximum_chunk_token_length=64))
-        first = index.query(question, record=False, compare=False)
+    index = index_files(tmp_path, "repo", {"reading.rs": RUST}, SMALL_LEAVES)
+    first = index.query(question, record=False, compare=False)
+    index.close()
     saved = next((tmp_path / "hnsw").glob("*-regions-*.npz"))
     with np.load(saved) as arrays:
         older = {name: arrays[name] for name in arrays.files if name not in ("extends", "member_vectors")}
     np.savez(saved, **older)  # as an hsc before the members wrote it
-    with Index.open(database, embedder=embedder) as index:
+    with Index.open(tmp_path / "index.db", embedder=embedder) as index:
         again = index.query(question, record=False, compare=False)
     assert [r.to_json() for r in again.regions] == [r.to_json() for r in first.regions]
     with np.load(saved) as arrays:  # written again, whole

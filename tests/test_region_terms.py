@@ -40,16 +40,10 @@ QUESTION = "ledger keeping the date of each payment and their total"
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory, embedder):
-    from hsc.api import Index
-
+def indexed(tmp_path_factory, index_files):
     root = tmp_path_factory.mktemp("region_terms")
-    repo = root / "ledger"
-    repo.mkdir()
-    (repo / "ledger.py").write_text(SOURCE)
-    (repo / "words.py").write_text('def spell(word):\n    """Spell a word."""\n    return list(word)\n')
-    index = Index.open(root / "index.db", embedder=embedder)
-    index.index(repo)
+    words = 'def spell(word):\n    """Spell a word."""\n    return list(word)\n'
+    index = index_files(root, "ledger", {"ledger.py": SOURCE, "words.py": words})
     yield index, root
     index.close()
 
