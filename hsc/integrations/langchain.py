@@ -91,7 +91,7 @@ class HscRetriever(BaseRetriever):
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
     regions: bool = False  # True: the query's regions (files, definitions), not its leaves
-    level: str = "any"  # with regions: "definition" lists definitions only (hsc.integrations.packs)
+    level: str = "any"  # with regions: "definition" lists definitions only (hsc.search.regions)
     # Files of these roles only (comma-separated, hsc.chunk.roles; "all": every file); None: the
     # hierarchy's tool_roles (code), or every file of a repository without code.
     roles: str | None = None

@@ -173,8 +173,11 @@ def region_arrays(regions: RegionTable) -> dict[str, np.ndarray]:
     return {**columns, "member_vectors": regions.member_vectors}
 
 
-def regions_from_arrays(arrays: dict[str, np.ndarray], vectors: np.ndarray) -> RegionTable:
-    """The region table :func:`region_arrays` saved, with its (possibly memory-mapped) vectors."""
+def regions_from_arrays(arrays: dict[str, np.ndarray], vectors: np.ndarray) -> RegionTable | None:
+    """The region table :func:`region_arrays` saved, with its (possibly memory-mapped) vectors; None
+    for arrays an older hsc saved without all of them (the table is then made again)."""
+    if not {*COLUMNS, "member_vectors"} <= arrays.keys():
+        return None
     columns = {name: arrays[name] for name in COLUMNS}
     columns["paths"] = columns["paths"].tolist()
     columns["names"] = columns["names"].tolist()

@@ -22,7 +22,6 @@ from hsc.search.region_terms import (
     stored_region_terms,
 )
 from hsc.search.regions import (
-    COLUMNS,
     Region,
     RegionTable,
     answer_regions,
@@ -88,8 +87,9 @@ class ResponseParts(LoadedHierarchies):
         or a partial one, is built each time: its rows are not the saved table's."""
         whole = self.side_files and self._cache.loaded.get(loaded.hierarchy_id) is loaded
         saved = self._side.load_regions(loaded.hierarchy_id, loaded.stamp) if whole else None
-        if saved is not None and {*COLUMNS, "member_vectors"} <= saved[0].keys():  # else an older hsc's
-            return regions_from_arrays(*saved)
+        read = regions_from_arrays(*saved) if saved is not None else None
+        if read is not None:
+            return read
         definitions = self.store.definitions(repository_id)
         regions = build_regions(loaded.table, definitions, loaded.group_starts, loaded.group_ends)
         if whole and not self.store.read_only:
