@@ -124,7 +124,8 @@ def build_parser(commands: Mapping[str, Command], description: str) -> argparse.
         "--level",
         choices=ANSWER_LEVELS,
         default="any",
-        help="with --regions: 'definition' draws them from definitions alone (a question about a class)",
+        help="with --regions: 'definition' draws them from definitions alone, 'type' from types alone, "
+        "nested ones too (a question about a class)",
     )
     query.set_defaults(run=commands["query"])
 

@@ -8,6 +8,7 @@ for loading the model and indexing; the others reuse both.
 
 from __future__ import annotations
 
+import ast
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -342,14 +343,14 @@ def test_query_page_shows_both_rankings_and_the_history() -> None:
     assert "Its parent group" in texts(app)
 
 
-def test_query_page_asks_at_the_definition_level_when_the_sidebar_says_so() -> None:
+def test_query_page_asks_at_the_definition_or_type_level_when_the_sidebar_says_so() -> None:
     app = open_page(fresh_session(), "pages/5_Query.py")
     app.text_input(key="query:text").input("a repository of items kept in a database").run()
     assert_clean(app)
     mixed = app.session_state["query:response"].regions
     assert "file" in {r.level for r in mixed}
     said = texts(app)
-    assert "Where to look · files and definitions" in said and "ask at the definition level" in said
+    assert "Where to look · files and definitions" in said and "ask at the type level" in said
     control = next(c for c in app.sidebar.segmented_control if c.label == "region_levels")
     control.set_value("definition").run()
     app.button(key="query:search").click().run()
@@ -359,6 +360,21 @@ def test_query_page_asks_at_the_definition_level_when_the_sidebar_says_so() -> N
     said = texts(app)
     assert "Where to look · definitions (asked at the definition level)" in said
     assert "the list holds no files" in said and "Each top-level definition" in said
+
+    control = next(c for c in app.sidebar.segmented_control if c.label == "region_levels")
+    control.set_value("type").run()
+    app.button(key="query:search").click().run()
+    assert_clean(app)
+    classes = {
+        node.name
+        for path in SAMPLE.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ClassDef)
+    }
+    regions = app.session_state["query:response"].regions
+    assert regions and all(r.level == "definition" and r.name.rsplit(".", 1)[-1] in classes for r in regions)
+    said = texts(app)
+    assert "Where to look · types (asked at the type level)" in said and "the list holds types alone" in said
 
 
 def test_hierarchy_page_previews_the_current_parameters_before_they_are_saved() -> None:

@@ -120,5 +120,9 @@ def test_retriever_returns_regions_with_their_code(indexed_samples) -> None:
     defined = asked.invoke(QUERY)
     assert defined and {d.metadata["level"] for d in defined} == {"definition"}
     assert any(d.metadata["name"] == "inventory.pricing.apply_discount" for d in defined)
-    with pytest.raises(ValueError, match="level must be one of any, definition"):
+    # At the type level: classes alone, the discount function gone.
+    typed = HscRetriever(index=index, repository_id=repo, regions=True, k=5, level="type").invoke(QUERY)
+    assert typed and all(d.metadata["level"] == "definition" for d in typed)
+    assert all(d.page_content.lstrip().startswith(("class ", "@")) for d in typed)
+    with pytest.raises(ValueError, match="level must be one of any, definition, type"):
         HscRetriever(index=index, regions=True, level="folder")

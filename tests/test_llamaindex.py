@@ -115,7 +115,9 @@ def test_retriever_over_an_index_with_auto_merging(indexed_samples) -> None:
     defined = HscRetriever(index, repository_id=repo, k=4, regions=True, level="definition").retrieve(QUERY)
     assert defined and {r.node.metadata["level"] for r in defined} == {"definition"}
     assert "file" in {r.node.metadata["level"] for r in regions}  # the mixed list had one
-    with pytest.raises(ValueError, match="level must be one of any, definition"):
+    typed = HscRetriever(index, repository_id=repo, k=4, regions=True, level="type").retrieve(QUERY)
+    assert typed and all(r.node.text.lstrip().startswith(("class ", "@")) for r in typed)  # classes alone
+    with pytest.raises(ValueError, match="level must be one of any, definition, type"):
         HscRetriever(index, regions=True, level="folder")
 
     flat = HscRetriever(index, repository_id=repo, k=3, mode="flat").retrieve(QUERY)

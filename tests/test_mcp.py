@@ -136,6 +136,15 @@ async def _agent_over_stdio(database: Path, repo: Path, elsewhere: Path) -> None
         assert defined["regions"] and {r["level"] for r in defined["regions"]} == {"definition"}
         assert any(r["name"] == "inventory.pricing.apply_discount" for r in defined["regions"])
         assert defined["files"] == located["files"]
+        # At the type level: the sample's classes alone (its decorated dataclasses too).
+        typed = await _call(
+            client, "locate", {"query": "apply a percentage discount to a price", "limit": 4, "level": "type"}
+        )
+        classes = {
+            f"{c}"
+            for c in re.findall(r"^class (\w+)", "".join(p.read_text() for p in repo.rglob("*.py")), re.M)
+        }
+        assert typed["regions"] and all(r["name"].rsplit(".", 1)[-1] in classes for r in typed["regions"])
         assert "level" in await _error(client, "locate", {"query": "x", "level": "folder"})
 
         # The context at a budget: the hit and what it needs, never over the budget.

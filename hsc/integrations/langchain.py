@@ -79,7 +79,7 @@ class HscRetriever(BaseRetriever):
     Regions: with ``regions=True`` the Documents are the query's ranked regions
     (:attr:`hsc.api.QueryResponse.regions`: files and top-level definitions),
     ``page_content`` their code; ``k`` sets how many (``region_count``); ``level="definition"``
-    draws them from definitions alone (a question about a class).
+    draws them from definitions alone, ``level="type"`` from types alone (a question about a class).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -91,7 +91,7 @@ class HscRetriever(BaseRetriever):
     hierarchy_id: int | None = None
     budget_tokens: int | None = Field(default=None, ge=1)  # set: context mode
     regions: bool = False  # True: the query's regions (files, definitions), not its leaves
-    level: str = "any"  # with regions: "definition" lists definitions only (hsc.search.regions)
+    level: str = "any"  # with regions: "definition" lists definitions only, "type" types (hsc.search.regions)
     # Files of these roles only (comma-separated, hsc.chunk.roles; "all": every file); None: the
     # hierarchy's tool_roles (code), or every file of a repository without code.
     roles: str | None = None

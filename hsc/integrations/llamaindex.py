@@ -266,7 +266,7 @@ class HscRetriever(BaseRetriever):
     Regions: with ``regions=True`` the nodes are the query's ranked regions (files and
     top-level definitions; :attr:`hsc.api.QueryResponse.regions`), their code as text, ids
     ``level:path:start-end``; ``k`` sets how many; ``level="definition"`` draws them from
-    definitions alone (a question about a class).
+    definitions alone, ``level="type"`` from types alone (a question about a class).
 
     ``roles``: files of these roles only (comma-separated, :mod:`hsc.chunk.roles`; "all": every
     file); None: the hierarchy's ``tool_roles`` (code), or every file of a repository without code."""

@@ -159,8 +159,9 @@ def build_server(search: CodeSearch) -> MCPServer:
         level: Annotated[
             LocateLevel,
             Field(
-                description="'definition' when you look for a class or another definition as a whole: "
-                "'regions' then lists definitions only, not the files around them"
+                description="'type' when you look for a class, struct, interface or other type: 'regions' "
+                "then lists types only, a nested one too; 'definition' for a definition as a whole "
+                "(a class or a function): definitions only, not the files around them"
             ),
         ] = "any",
     ) -> dict[str, Any]:
@@ -169,7 +170,8 @@ def build_server(search: CodeSearch) -> MCPServer:
         question about a module, the file to open. 'regions': files and top-level definitions
         (a class with its methods, a function) with their level, path, 1-based inclusive
         start_line/end_line, qualified name and score; with level 'definition', definitions
-        only. Use it to decide where to read before calling get_context or search_code."""
+        only; with level 'type', types only. Use it to decide where to read before calling
+        get_context or search_code."""
         return _run(lambda: search.locate(query, limit, repository, level))
 
     @server.tool()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hsc.search.context import ContextPack, ContextSpan
+from hsc.search.contexts import lines_of_leaves
 from hsc.search.regions import Region
 
 
@@ -34,21 +35,19 @@ def region_metadata(region: Region, rank: int, mode: str) -> dict[str, Any]:
 
 
 def region_texts(index: Any, repository_id: int, regions: list[Region]) -> list[str]:
-    """Each region's code: its file's stored leaves that start within its lines, in order (a
-    folder: the paths of its files that the index holds)."""
+    """Each region's code: its lines as its file's stored leaves hold them (a class whose first
+    lines share a leaf with the code above it keeps them; a folder: the paths of its files that
+    the index holds)."""
     paths = sorted({r.path for r in regions if r.start_line is not None})
-    leaves = index.store.files_leaf_texts(repository_id, paths)
+    lines = {
+        path: lines_of_leaves(leaves)
+        for path, leaves in index.store.files_leaf_texts(repository_id, paths).items()
+    }
     files = [f["path"] for f in index.files(repository_id)]
     out = []
     for region in regions:
         if region.start_line is None or region.end_line is None:
             out.append("\n".join(p for p in files if p.startswith(region.path.rstrip("/") + "/")))
             continue
-        out.append(
-            "\n".join(
-                text
-                for start, text in leaves.get(region.path, [])
-                if region.start_line <= start <= region.end_line
-            )
-        )
+        out.append("\n".join(lines.get(region.path, [])[region.start_line - 1 : region.end_line]))
     return out

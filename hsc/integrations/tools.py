@@ -248,8 +248,9 @@ class CodeSearch:
     ) -> dict[str, Any]:
         """The files and the definitions to open first: :attr:`QueryResponse.files` and
         :attr:`QueryResponse.regions` of each repository asked, merged by score. ``level``
-        "definition" draws the regions from definitions alone (a question about a class: the
-        class, not its file; docs/hierarchy.md, "Asking at one level")."""
+        "definition" draws the regions from definitions alone (a definition, not its file), "type"
+        from types alone, nested ones too (a question about a class; docs/hierarchy.md, "Asking at
+        one level" and "The type level")."""
         self._check_query(query, None)
         if not 1 <= limit <= MAX_LIMIT:
             raise ToolInputError(f"limit must be between 1 and {MAX_LIMIT}, not {limit}")

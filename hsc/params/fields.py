@@ -50,8 +50,15 @@ DEFINITION_VECTORS = ("best", "off")
 # How nested regions share a query's region answers (hsc.search.regions.rank_regions): "separate"
 # keeps the better-scored of a region and one inside it, "all" lists both.
 REGION_NESTING = ("all", "separate")
-# Which levels a query's regions are drawn from, and whether a definition inside another is one.
-REGION_LEVELS = ("file+definition", "folder+file+definition+group", "definition", "file+definition+group")
+# Which levels a query's regions are drawn from ("type": definitions of a type kind alone, nested ones
+# too; hsc.search.regions.ANSWER_TYPE_KINDS), and whether a definition inside another is one.
+REGION_LEVELS = (
+    "file+definition",
+    "folder+file+definition+group",
+    "definition",
+    "file+definition+group",
+    "type",
+)
 REGION_DEFINITIONS = ("outermost", "containers", "all")
 # Class-level lexical evidence in a region's score (hsc.search.region_terms): "off" = the vectors
 # and the best leaf alone (as before); else BM25 over each definition's and file's whole text, its

@@ -401,7 +401,9 @@ class Parameters:
     )
     region_levels: str = _p(
         "file+definition",
-        "Regions: the levels a query's regions are drawn from (folders and groups measured no help).",
+        "Regions: the levels a query's regions are drawn from (folders and groups measured no help); "
+        "'type' = types alone (classes, structs, interfaces, traits, enums), a type nested in a "
+        "function or in another type too, for a question about a class.",
         "query",
         choices=REGION_LEVELS,
     )

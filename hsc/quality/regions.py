@@ -55,6 +55,7 @@ DEFINITIONS_ONLY = "regions (hsc defaults, region_levels definition)"  # asked a
 # outside it (Go methods, Rust impl blocks) counted as its own; and so asked at the definition level.
 MEMBERS_INSIDE = "regions (hsc defaults, region_members inside)"
 MEMBERS_INSIDE_DEFINITIONS = "regions (hsc defaults, region_levels definition, region_members inside)"
+TYPES_ONLY = "regions (hsc defaults, region_levels type)"  # asked at the type level
 # Why a question the shipped regions miss is missed (hsc.quality.regions.miss_cause), in this order.
 MISS_CAUSES = (
     "no file or definition is the target",
@@ -315,6 +316,10 @@ def region_rankings(
         definitions_only = dataclasses.replace(at_k, region_levels="definition")
         only = answer_regions(regions, rows, scores, vector, definitions_only, lexical, evidence, names)
         put(DEFINITIONS_ONLY, _spans(only[0]))
+        # Asked at the type level (`--level type`, `--set region_levels=type`).
+        types_only = dataclasses.replace(at_k, region_levels="type")
+        typed = answer_regions(regions, rows, scores, vector, types_only, lexical, evidence, names)
+        put(TYPES_ONLY, _spans(typed[0]))
         for label, asked in ((MEMBERS_INSIDE, at_k), (MEMBERS_INSIDE_DEFINITIONS, definitions_only)):
             inside = dataclasses.replace(asked, region_members="inside")
             found = answer_regions(regions, rows, scores, vector, inside, lexical, evidence, names)[0]

@@ -11,7 +11,8 @@ their scores (hybrid: cosine fused with BM25). A region holding one of them scor
 ``best_share`` x its best leaf's score + (1 - ``best_share``) x its pooled vector's cosine, so a
 level wins where its own vector fits the question better than a single leaf does. Files are
 ranked the same way, every file's pooled vector scored (files are few beside leaves). A Go or Rust
-type may count its members declared outside its lines as its own (hsc.search.region_members). The
+type may count its members declared outside its lines as its own (hsc.search.region_members). Asked
+at the type level (``region_levels = type``) the regions are the types alone, a nested one too. The
 share and the rest were chosen with ``bench quality --query-kind class|module|docstring``
 (docs/hierarchy.md).
 """
@@ -25,10 +26,17 @@ from typing import Any
 
 import numpy as np
 
+from hsc.chunk.node_types import TYPE_KINDS
 from hsc.model import Definition, common_scope
 from hsc.params import REGION_NESTING, Parameters
 from hsc.search.lexical import fuse
-from hsc.search.region_members import below_lenders, declared_members, pool_members, with_members
+from hsc.search.region_members import (
+    MEMBER_KINDS,
+    below_lenders,
+    declared_members,
+    pool_members,
+    with_members,
+)
 from hsc.search.two_stage import top_k
 
 LEVELS = ("folder", "file", "definition", "group")
@@ -46,16 +54,20 @@ NAME_WEIGHT = 0.1
 
 
 # The levels a caller may ask a query's regions at: "any" (files and definitions compete by score,
-# for a question whose kind nobody knows) or "definition" (definitions alone, for a question about
-# a class or another definition as a whole; docs/hierarchy.md, "Asking at one level").
-ANSWER_LEVELS = ("any", "definition")
+# for a question whose kind nobody knows), "definition" (definitions alone, for a question about a
+# definition as a whole) or "type" (types alone, nested ones too, for a question about a class: its
+# class came in the first ten more often; docs/hierarchy.md, "Asking at one level", "The type level").
+ANSWER_LEVELS = ("any", "definition", "type")
+# The definitions the "type" level lists: types, not the blocks that add members to one (a Rust
+# impl block, a Swift extension), which lend their type their leaves instead (region_members).
+ANSWER_TYPE_KINDS = TYPE_KINDS - MEMBER_KINDS
 
 
 def level_overrides(level: str) -> dict[str, str]:
     """The query parameters that draw a query's regions from ``level`` (one of ANSWER_LEVELS)."""
     if level not in ANSWER_LEVELS:
         raise ValueError(f"level must be one of {', '.join(ANSWER_LEVELS)}, not {level!r}")
-    return {"region_levels": "definition"} if level == "definition" else {}
+    return {} if level == "any" else {"region_levels": level}
 
 
 @dataclass(frozen=True)
@@ -99,6 +111,7 @@ class RegionTable:
     # float32 (len(owners), dim): each such type's vector pooled over its own leaves and its
     # members', L2-normalised; row i is the type ``owners[i]``'s.
     member_vectors: np.ndarray
+    kinds: np.ndarray  # str: a definition's kind (hsc.model.Definition.kind), "" for the other levels
 
     def __len__(self) -> int:
         return len(self.levels)
@@ -118,6 +131,11 @@ class RegionTable:
     def owners(self) -> np.ndarray:
         """The rows of the types some region holds members of (:attr:`extends`), ascending."""
         return np.unique(self.extends[self.extends >= 0])
+
+    @cached_property
+    def types(self) -> np.ndarray:
+        """Whether each region is a definition of :data:`ANSWER_TYPE_KINDS` (the type level's)."""
+        return np.isin(self.kinds, list(ANSWER_TYPE_KINDS))
 
     @cached_property
     def holds_others(self) -> np.ndarray:
@@ -158,7 +176,18 @@ class RegionTable:
 
 
 # The columns a region table is saved as beside its vectors (hsc.store.sidecar), in field order.
-COLUMNS = ("levels", "paths", "names", "start_lines", "end_lines", "lo", "hi", "outermost", "extends")
+COLUMNS = (
+    "levels",
+    "paths",
+    "names",
+    "start_lines",
+    "end_lines",
+    "lo",
+    "hi",
+    "outermost",
+    "extends",
+    "kinds",
+)
 
 
 def region_arrays(regions: RegionTable) -> dict[str, np.ndarray]:
@@ -166,7 +195,7 @@ def region_arrays(regions: RegionTable) -> dict[str, np.ndarray]:
     arrays a side file can hold; the member vectors are its one two-dimensional array."""
     columns = {
         name: np.array(getattr(regions, name), dtype=str)
-        if name in ("paths", "names")
+        if name in ("paths", "names", "kinds")
         else getattr(regions, name)
         for name in COLUMNS
     }
@@ -297,6 +326,7 @@ def build_regions(
         outermost,
         extends,
         member_vectors,
+        np.asarray(kinds, dtype=str),
     )
 
 
@@ -387,6 +417,7 @@ def rank_regions(
     name_evidence: Callable[[np.ndarray], np.ndarray] | None = None,
     name_weight: float = 0.0,
     members: bool = False,
+    types_only: bool = False,
 ) -> list[Region]:
     """The ``count`` best regions of ``levels`` holding one of the candidate leaves ``rows``
     (scored ``scores``, best first), each scored by ``best_share`` x its best candidate's score +
@@ -406,7 +437,9 @@ def rank_regions(
     (hsc.search.region_names), added as ``name_weight`` x that share to the best-scored region of
     each name in a file. ``members``: a type declaration's best candidate may be one of its members
     declared outside its lines, its vector is pooled over them too, and it comes right after the
-    member it took its best candidate from, never before it (hsc.search.region_members)."""
+    member it took its best candidate from, never before it (hsc.search.region_members).
+    ``types_only``: the definitions listed are every type (:data:`ANSWER_TYPE_KINDS`), one nested
+    in a function or in another type too (``outermost_only`` and ``nested_containers`` do not apply)."""
     if nesting not in REGION_NESTING:
         raise ValueError(f"region nesting must be one of {', '.join(REGION_NESTING)}, got {nesting!r}")
     best = _best_per_region(regions, np.asarray(rows, dtype=np.int64), np.asarray(scores, np.float64))
@@ -417,17 +450,13 @@ def rank_regions(
     if members:
         best, lenders = with_members(regions.extends, best)
     wanted = {LEVELS.index(level) for level in levels}
-    ids = np.array(
-        [
-            r
-            for r in best
-            if int(regions.levels[r]) in wanted
-            and (
-                regions.outermost[r] or not outermost_only or (nested_containers and regions.holds_others[r])
-            )
-        ],
-        dtype=np.int64,
-    )
+    if types_only:
+        listed = regions.types
+    else:
+        listed = regions.outermost | (not outermost_only)
+        if nested_containers:
+            listed = listed | regions.holds_others
+    ids = np.array([r for r in best if int(regions.levels[r]) in wanted and listed[r]], dtype=np.int64)
     if not len(ids):
         return []
     pooled = cosines(ids) if cosines else regions.vectors[ids] @ query.astype(regions.vectors.dtype)
@@ -513,6 +542,7 @@ def answer_regions(
     ``name_evidence``: region rows -> the share of their own name the query matches
     (hsc.search.region_names.name_evidence), added with :data:`NAME_WEIGHT` (None: none)."""
     files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
+    types_only = params.region_levels == "type"
     found = rank_regions(
         regions,
         rows,
@@ -521,7 +551,7 @@ def answer_regions(
         params.region_count,
         params.region_best_share,
         params.region_nesting,
-        tuple(params.region_levels.split("+")),
+        ("definition",) if types_only else tuple(params.region_levels.split("+")),
         params.region_definitions != "all",
         params.file_best_share,
         lexical if params.region_lexical != "off" else None,
@@ -532,6 +562,7 @@ def answer_regions(
         name_weight=NAME_WEIGHT,
         nested_containers=params.region_definitions == "containers",
         members=params.region_members == "outside",
+        types_only=types_only,
     )
     if len(found) < params.region_count and "file" in params.region_levels:
         listed = {(r.level, r.path) for r in found}

@@ -267,6 +267,8 @@ def regions_heading(params: Parameters) -> str:
     """The region answer's heading: what its list is drawn from."""
     if _lists_files(params):
         return "**Where to look · files and definitions**"
+    if params.region_levels == "type":
+        return "**Where to look · types (asked at the type level)**"
     return "**Where to look · definitions (asked at the definition level)**"
 
 
@@ -291,7 +293,14 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
     if with_files:
         text += (
             ": a class question tends to get its class, a module question its file. Looking for a class, "
-            "ask at the definition level (region_levels = definition, in the sidebar)."
+            "ask at the type level (region_levels = type, in the sidebar): its class comes in the first "
+            "ten more often than in this list, or at the definition level (region_levels = definition)."
+        )
+    elif params.region_levels == "type":
+        text += (
+            ": asked at the type level (region_levels = type), the list holds types alone (classes, "
+            "structs, interfaces, a class nested in a function or in another class too), as a question "
+            "about a class wants; the file ranking beside it still answers a module question."
         )
     else:
         text += (
