@@ -12,7 +12,8 @@ import pytest
 from hsc.params import Parameters
 from hsc.search.regions import ANSWER_TYPE_KINDS, DEFINITION, build_regions, level_overrides
 
-PYTHON = '''import socketserver
+PYTHON = '''import dataclasses
+import socketserver
 
 
 def listen(port):
@@ -30,52 +31,53 @@ def listen(port):
     return ConfigReceiver(("localhost", port), ConfigRequestHandler)
 
 
-class Ledger:
-    class Entry:
-        def __init__(self, date, cents):
-            self.date = date
-            self.cents = cents
+class Playlist:
+    @dataclasses.dataclass
+    class Track:
+        title: str
+        seconds: int
 
     def __init__(self):
-        self.entries = []
+        self.tracks = []
 
-    def add(self, date, cents):
-        self.entries.append(Ledger.Entry(date, cents))
+    def length(self):
+        return sum(track.seconds for track in self.tracks)
 
 
-def balance(ledger):
-    return sum(entry.cents for entry in ledger.entries)
+def longest(playlist):
+    return max(playlist.tracks, key=lambda track: track.seconds)
 '''
 
-RUST = """/// A temperature reading in degrees Celsius.
-pub struct Reading {
-    celsius: f64,
+RUST = """/// Counts the events seen over some seconds.
+pub struct RateMeter {
+    events: u64,
+    seconds: u64,
 }
 
-impl Reading {
-    /// Converts the reading to degrees Fahrenheit.
-    pub fn fahrenheit(&self) -> f64 {
-        self.celsius * 9.0 / 5.0 + 32.0
+impl RateMeter {
+    /// How many events arrived per second, on average.
+    pub fn per_second(&self) -> f64 {
+        self.events as f64 / self.seconds.max(1) as f64
     }
 }
 
-pub fn average(readings: &[Reading]) -> f64 {
-    readings.iter().map(|r| r.celsius).sum::<f64>() / readings.len() as f64
+pub fn total(meters: &[RateMeter]) -> u64 {
+    meters.iter().map(|m| m.events).sum()
 }
 """
 
 SMALL_LEAVES = Parameters(maximum_chunk_token_length=64)
 QUESTIONS = (
     "the handler of one logging configuration request",
-    "one payment of a ledger",
-    "degrees in Fahrenheit",
+    "one song of a playlist",
+    "events per second on average",
 )
 
 
 @pytest.fixture(scope="module")
 def indexed(tmp_path_factory, index_files):
     index = index_files(
-        tmp_path_factory.mktemp("types"), "repo", {"logs.py": PYTHON, "reading.rs": RUST}, SMALL_LEAVES
+        tmp_path_factory.mktemp("types"), "repo", {"logs.py": PYTHON, "rates.rs": RUST}, SMALL_LEAVES
     )
     yield index
     index.close()
@@ -115,9 +117,9 @@ def test_the_type_level_lists_types_alone_nested_ones_too(indexed):
     assert {r.name for r in every.regions} == {
         "logs.listen.ConfigRequestHandler",
         "logs.listen.ConfigReceiver",
-        "logs.Ledger",
-        "logs.Ledger.Entry",
-        "reading.Reading",
+        "logs.Playlist",
+        "logs.Playlist.Track",
+        "rates.RateMeter",
     }
     # The definition level lists the function that holds the nested classes, and not the classes.
     defined = indexed.query(QUESTIONS[0], params=level_overrides("definition"), record=False, compare=False)
@@ -127,12 +129,12 @@ def test_the_type_level_lists_types_alone_nested_ones_too(indexed):
 
 def test_a_rust_type_at_the_type_level_is_scored_by_its_impl_block(indexed):
     """The impl block is not listed at the type level; with region_members outside it lends its
-    type its best leaf, so the struct, declared by its field alone, scores its method's leaf."""
+    type its best leaf, so the struct, declared by its fields alone, scores its method's leaf."""
     scores = {}
     for members in ("outside", "inside"):
         params = {**level_overrides("type"), "region_members": members}
         asked = indexed.query(QUESTIONS[2], params=params, record=False, compare=False)
-        assert asked.regions[0].name == "reading.Reading" and asked.regions[0].start_line == 2
+        assert asked.regions[0].name == "rates.RateMeter" and asked.regions[0].start_line == 2
         scores[members] = asked.regions[0].score
     assert scores["outside"] > scores["inside"] + 0.05
 
@@ -141,7 +143,7 @@ def test_the_type_level_lists_nested_types_whatever_region_definitions_says(inde
     for value in ("outermost", "containers", "all"):
         params = {**level_overrides("type"), "region_definitions": value, "region_count": 20}
         asked = indexed.query(QUESTIONS[1], params=params, record=False, compare=False)
-        assert {"logs.Ledger", "logs.Ledger.Entry"} <= {r.name for r in asked.regions}
+        assert {"logs.Playlist", "logs.Playlist.Track"} <= {r.name for r in asked.regions}
 
 
 def test_cli_asks_at_the_type_level_and_refuses_an_unknown_level(indexed, tmp_path):
