@@ -17,7 +17,7 @@ from hsc.search.module_rule import (
     module_question,
     top_hits_rule,
 )
-from hsc.search.regions import Region
+from hsc.search.region_table import Region
 
 MODULE = "price calculations: discounts, tax, bulk tiers and currency handling"  # pricing.py's doc
 FUNCTION = "reserve units of stock for an order"  # StockLevel.reserve, in models.py

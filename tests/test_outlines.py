@@ -15,7 +15,8 @@ from hsc.chunk.tokens import get_counter
 from hsc.embed.outlines import FILE_KEY, file_outlines, module_scope
 from hsc.params import Parameters
 from hsc.search.region_outlines import OUTLINE_MODES, RegionOutlines, region_outline_texts
-from hsc.search.regions import DEFINITION, FILE, build_regions, rank_regions
+from hsc.search.region_table import DEFINITION, FILE, build_regions
+from hsc.search.regions import rank_regions
 
 ROOT = Path(__file__).resolve().parent.parent
 

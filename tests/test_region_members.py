@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from hsc.params import Parameters
-from hsc.search.regions import DEFINITION, build_regions, rank_regions
+from hsc.search.region_table import DEFINITION, build_regions
+from hsc.search.regions import rank_regions
 
 GO = """package shelf
 

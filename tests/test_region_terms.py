@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hsc.search.region_table import DEFINITION, FILE, build_regions
 from hsc.search.region_terms import (
     bm25,
     build_region_terms,
@@ -13,7 +14,6 @@ from hsc.search.region_terms import (
     region_terms_arrays,
     region_terms_from_arrays,
 )
-from hsc.search.regions import DEFINITION, FILE, build_regions
 
 # The question's words (date, total) are spread over the class's methods: no one leaf holds both.
 # Each method long enough to be a leaf of its own (the chunker merges small neighbours).

@@ -24,7 +24,8 @@ from hsc.quality.regions import (
     miss_cause,
     strict_hit,
 )
-from hsc.search.regions import LEVELS, build_regions, rank_files, rank_regions
+from hsc.search.region_table import LEVELS, build_regions
+from hsc.search.regions import rank_files, rank_regions
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from hsc.params import Parameters
-from hsc.search.regions import ANSWER_TYPE_KINDS, DEFINITION, build_regions, level_overrides
+from hsc.search.region_table import ANSWER_TYPE_KINDS, DEFINITION, build_regions
+from hsc.search.regions import level_overrides
 
 PYTHON = '''import dataclasses
 import socketserver
@@ -90,7 +91,7 @@ def _kinds(index) -> dict[tuple[str, int], str]:
 
 
 def test_region_kinds_are_the_definitions_kinds_and_a_side_file_keeps_them(indexed, tmp_path):
-    from hsc.search.regions import region_arrays, regions_from_arrays
+    from hsc.search.region_table import region_arrays, regions_from_arrays
 
     regions = build_regions(indexed.leaf_table(), indexed.store.definitions(indexed.repositories()[0]["id"]))
     kinds = _kinds(indexed)

@@ -21,8 +21,9 @@ from hsc.search.assemble import top_level
 from hsc.search.context import ContextPack
 from hsc.search.contexts import StoreSource
 from hsc.search.module_rule import MODULE_TOP, file_lead, file_margin, file_over_leaf, module_question
+from hsc.search.region_table import Region, build_regions
 from hsc.search.region_terms import listed_region_lexical, stored_region_terms
-from hsc.search.regions import Region, answer_regions, build_regions
+from hsc.search.regions import answer_regions
 
 # The outline variants packed beside the run's own pack (at the defaults: file-over-leaf -0.04, 100
 # tokens): (rule, margin, tokens).

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hsc.model import Definition
-from hsc.search.regions import Region
+from hsc.search.region_table import Region
 from hsc.search.results import QueryResponse, QueryResult
 
 # Definitions that hold others (the containers of the structural hierarchy), and callables.

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hsc.params import Parameters
-from hsc.search.regions import Region
+from hsc.search.region_table import Region
 from hsc.search.results import QueryResponse, QueryResult
 from hsc.search.two_stage import LEXICAL_MODES
 

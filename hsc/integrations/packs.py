@@ -7,7 +7,7 @@ from typing import Any
 
 from hsc.search.context import ContextPack, ContextSpan
 from hsc.search.contexts import lines_of_leaves
-from hsc.search.regions import Region
+from hsc.search.region_table import Region
 
 
 def span_id(span: ContextSpan) -> str:

@@ -51,7 +51,7 @@ DEFINITION_VECTORS = ("best", "off")
 # keeps the better-scored of a region and one inside it, "all" lists both.
 REGION_NESTING = ("all", "separate")
 # Which levels a query's regions are drawn from ("type": definitions of a type kind alone, nested ones
-# too; hsc.search.regions.ANSWER_TYPE_KINDS), and whether a definition inside another is one.
+# too; hsc.search.region_table.ANSWER_TYPE_KINDS), and whether a definition inside another is one.
 REGION_LEVELS = (
     "file+definition",
     "folder+file+definition+group",

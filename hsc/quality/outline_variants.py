@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from hsc.search.region_outlines import RegionOutlines, region_outline_texts
-from hsc.search.regions import DEFINITION, FILE, RegionTable, rank_files, rank_regions
+from hsc.search.region_table import DEFINITION, FILE, RegionTable
+from hsc.search.regions import rank_files, rank_regions
 
 K = 10
 Span = tuple[str, int | None, int | None]

@@ -29,17 +29,9 @@ from hsc.quality.outline_variants import ALL, every_outline_variants, outline_va
 from hsc.quality.systems import TwoStage
 from hsc.search.region_names import name_evidence
 from hsc.search.region_outlines import outline_evidence
+from hsc.search.region_table import DEFINITION, FILE, RegionTable, build_regions
 from hsc.search.region_terms import RegionTerms, bm25, listed_region_lexical, stored_region_terms
-from hsc.search.regions import (
-    DEFINITION,
-    FILE,
-    OUTLINE_WEIGHT,
-    RegionTable,
-    answer_regions,
-    build_regions,
-    rank_files,
-    rank_regions,
-)
+from hsc.search.regions import OUTLINE_WEIGHT, answer_regions, rank_files, rank_regions
 from hsc.search.two_stage import top_k
 
 INSIDE, COVER, HOLDS = 0.5, 0.3, 0.5

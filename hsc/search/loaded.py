@@ -16,8 +16,8 @@ from hsc.hierarchy.groups import DefinitionVectors, LeafTable
 from hsc.params import Parameters, with_values
 from hsc.search.lexical import TermCounts
 from hsc.search.region_outlines import RegionOutlines
+from hsc.search.region_table import RegionTable
 from hsc.search.region_terms import RegionTerms
-from hsc.search.regions import RegionTable
 from hsc.search.two_stage import MidLevelIndex, TwoStageRetriever
 from hsc.store import Store
 from hsc.store.dbfile import StoreBusy

@@ -22,7 +22,7 @@ MODULE_TOP = 5
 
 
 class Located(Protocol):
-    """What the rules read of a hit, a ranked file or a region (hsc.search.regions.Region)."""
+    """What the rules read of a hit, a ranked file or a region (hsc.search.region_table.Region)."""
 
     @property
     def path(self) -> str: ...

@@ -5,7 +5,7 @@ pooled vector are theirs too. A Go struct's methods and a Rust type's ``impl`` b
 declaration, which alone would be scored by its fields. The chunker names each such member by its
 type (a Go method ``pkg.file.Route.Match`` by its receiver, a Rust ``impl Display for Bytes`` as
 ``Bytes``, or ``Bytes.Display`` when scopes name the trait; hsc.chunk.grammar), so the region table
-links each one to the type declaration of its file it is named by (hsc.search.regions.RegionTable's
+links each one to the type declaration of its file it is named by (hsc.search.region_table.RegionTable's
 ``extends``), and a query may score the type by its best member and a vector pooled over them all;
 a type so lifted comes right after the member that lifted it, never before it.
 Chosen with ``bench quality --regions --query-kind class`` on Go and Rust type questions

@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from hsc.search.lexical import identifier_parts, terms
-from hsc.search.regions import FILE, RegionTable
+from hsc.search.region_table import FILE, RegionTable
 
 # Words that say nothing of what a region is: a question's grammar, and what every class is.
 _FUNCTION_WORDS = frozenset(

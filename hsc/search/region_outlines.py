@@ -28,7 +28,7 @@ import numpy as np
 
 from hsc.embed.outlines import FILE_KEY, file_outlines, module_scope
 from hsc.model import Definition
-from hsc.search.regions import DEFINITION, FILE, RegionTable
+from hsc.search.region_table import DEFINITION, FILE, RegionTable
 from hsc.search.two_stage import top_k
 
 OUTLINE_MODES = ("off", "outline", "max", "mean")

@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from hsc.search.lexical import terms
-from hsc.search.regions import DEFINITION, FILE, RegionTable, run_membership
+from hsc.search.region_table import DEFINITION, FILE, RegionTable, run_membership
 
 K1, B = 1.2, 0.75
 FIELDS = ("text", "names")

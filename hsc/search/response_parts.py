@@ -14,6 +14,7 @@ from hsc.params import Parameters
 from hsc.search.loaded import LoadedHierarchies, _Loaded
 from hsc.search.region_names import name_evidence
 from hsc.search.region_outlines import RegionOutlines, load_outlines, outline_evidence
+from hsc.search.region_table import Region, RegionTable, build_regions, region_arrays, regions_from_arrays
 from hsc.search.region_terms import (
     RegionTerms,
     listed_region_lexical,
@@ -21,14 +22,7 @@ from hsc.search.region_terms import (
     region_terms_from_arrays,
     stored_region_terms,
 )
-from hsc.search.regions import (
-    Region,
-    RegionTable,
-    answer_regions,
-    build_regions,
-    region_arrays,
-    regions_from_arrays,
-)
+from hsc.search.regions import answer_regions
 from hsc.search.results import QueryResult
 from hsc.search.two_stage import Retrieval
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hsc.model import LeafContext
-from hsc.search.regions import Region
+from hsc.search.region_table import Region
 
 EMPTY_QUERY = "the query is empty: type what you are looking for"
 
@@ -157,7 +157,7 @@ class QueryResponse:
     lexical_candidates: int = 0
     # Whether pieces of one split definition were joined into one result (QueryResult.pieces).
     pieces_joined: bool = True
-    # Answers above the leaves (hsc.search.regions.Region), best first: files and definitions
+    # Answers above the leaves (hsc.search.region_table.Region), best first: files and definitions
     # (the levels ``region_levels`` names), and every file ranked as a file; empty unless asked.
     regions: list[Region] = field(default_factory=list)
     files: list[Region] = field(default_factory=list)

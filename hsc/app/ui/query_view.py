@@ -18,7 +18,8 @@ from hsc.explore.stages import agreement_sentence, region_level_sentence, stage_
 from hsc.model import common_prefix
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.reasons import FLAT_MODES, why_found
-from hsc.search.regions import NAME_WEIGHT, OUTLINE_WEIGHT, Region
+from hsc.search.region_table import Region
+from hsc.search.regions import NAME_WEIGHT, OUTLINE_WEIGHT
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
