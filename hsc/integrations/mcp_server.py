@@ -44,7 +44,8 @@ and sync only re-read changed files). To read or change code, call get_context:
 the code that answers the query plus the definitions it uses, within a token
 budget, ready for a prompt. To survey candidates, call search_code with a
 description of the code you need; each hit carries its enclosing group's summary.
-To find which files and definitions to open first, call locate.
+To find which files and definitions to open first, call locate (level "type" when
+you look for a class or another type).
 get_node walks up (parent) and down (children) from any id. index_status tells
 what is indexed and what has changed on disk since."""
 
