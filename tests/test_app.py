@@ -375,6 +375,7 @@ def test_query_page_asks_at_the_definition_or_type_level_when_the_sidebar_says_s
     assert regions and all(r.level == "definition" and r.name.rsplit(".", 1)[-1] in classes for r in regions)
     said = texts(app)
     assert "Where to look · types (asked at the type level)" in said and "the list holds types alone" in said
+    assert "Each type (a nested one too) that holds one of" in said
 
 
 def test_hierarchy_page_previews_the_current_parameters_before_they_are_saved() -> None:

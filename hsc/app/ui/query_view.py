@@ -276,8 +276,9 @@ def regions_heading(params: Parameters) -> str:
 def regions_note(response: QueryResponse, params: Parameters) -> str:
     """How the regions were ranked, and whether their first answer holds the leaves' first."""
     with_files = _lists_files(params)
+    listed = "type (a nested one too)" if params.region_levels == "type" else "top-level definition"
     text = (
-        f"Each {'file and ' if with_files else ''}top-level definition that holds one of the query's best "
+        f"Each {'file and ' if with_files else ''}{listed} that holds one of the query's best "
         f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
         f"+ {1 - params.region_best_share:g} × its own pooled vector's cosine (files: "
         f"{params.file_best_share:g} and {1 - params.file_best_share:g})"
