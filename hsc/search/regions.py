@@ -48,6 +48,11 @@ def level_overrides(level: str) -> dict[str, str]:
     return {} if level == "any" else {"region_levels": level}
 
 
+def asks_types(params: Parameters) -> bool:
+    """Whether ``params`` draw a query's regions from the types alone (``region_levels = type``)."""
+    return params.region_levels == "type"
+
+
 def _best_per_region(regions: RegionTable, rows: np.ndarray, scores: np.ndarray) -> dict[int, float]:
     """Region -> the best score among the candidate leaves ``rows`` it holds."""
     indptr, held = regions.leaf_regions
@@ -260,7 +265,7 @@ def answer_regions(
     ``name_evidence``: region rows -> the share of their own name the query matches
     (hsc.search.region_names.name_evidence), added with :data:`NAME_WEIGHT` (None: none)."""
     files = rank_files(regions, rows, scores, query, params.region_count, params.file_best_share)
-    types_only = params.region_levels == "type"
+    types_only = asks_types(params)
     found = rank_regions(
         regions,
         rows,

@@ -19,7 +19,7 @@ from hsc.model import common_prefix
 from hsc.params import RETRIEVAL_MODES
 from hsc.search.reasons import FLAT_MODES, why_found
 from hsc.search.region_table import Region
-from hsc.search.regions import NAME_WEIGHT, OUTLINE_WEIGHT
+from hsc.search.regions import NAME_WEIGHT, OUTLINE_WEIGHT, asks_types
 from hsc.search.results import GroupResult
 from hsc.search.two_stage import LEXICAL_MODES
 
@@ -268,7 +268,7 @@ def regions_heading(params: Parameters) -> str:
     """The region answer's heading: what its list is drawn from."""
     if _lists_files(params):
         return "**Where to look · files and definitions**"
-    if params.region_levels == "type":
+    if asks_types(params):
         return "**Where to look · types (asked at the type level)**"
     return "**Where to look · definitions (asked at the definition level)**"
 
@@ -276,7 +276,7 @@ def regions_heading(params: Parameters) -> str:
 def regions_note(response: QueryResponse, params: Parameters) -> str:
     """How the regions were ranked, and whether their first answer holds the leaves' first."""
     with_files = _lists_files(params)
-    listed = "type (a nested one too)" if params.region_levels == "type" else "top-level definition"
+    listed = "type (a nested one too)" if asks_types(params) else "top-level definition"
     text = (
         f"Each {'file and ' if with_files else ''}{listed} that holds one of the query's best "
         f"{params.region_candidates} leaves scores {params.region_best_share:g} × its best leaf's score "
@@ -298,7 +298,7 @@ def regions_note(response: QueryResponse, params: Parameters) -> str:
             "ask at the type level (region_levels = type, in the sidebar): its class comes in the first "
             "ten more often than in this list, or at the definition level (region_levels = definition)."
         )
-    elif params.region_levels == "type":
+    elif asks_types(params):
         text += (
             ": asked at the type level (region_levels = type), the list holds types alone (classes, "
             "structs, interfaces, a class nested in a function or in another class too), as a question "
